@@ -1,0 +1,650 @@
+#!/usr/bin/env python
+"""Generate src/tlnetron/_generated/ from the JSON Schemas in schema/.
+
+The schemas are the single source of truth. This script writes:
+
+* ``__init__.py``           header only;
+* ``vocab.py``              closed vocabularies, metadata key names and schema facts;
+* ``validate_<name>.py``    one fastjsonschema validator per non-vocabulary schema,
+                            rewritten so it never imports fastjsonschema at run time;
+* ``_errors.py``            the exception classes those validators raise;
+* ``schemas/*.json``        byte-identical copies of every schema (shipped in the wheel).
+
+Usage::
+
+    python codegen/generate.py            # (re)write the generated files
+    python codegen/generate.py --check    # exit 1, listing stale/missing/extra files
+
+Output is deterministic: no timestamps, no absolute paths, sorted file lists.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_SCHEMA_DIR = ROOT / "schema"
+DEFAULT_OUT_DIR = ROOT / "src" / "tlnetron" / "_generated"
+
+VOCAB_FILE = "vocabularies.schema.json"
+MODEL_METADATA_FILE = "model-metadata.schema.json"
+NODE_PROPERTIES_FILE = "node-properties.schema.json"
+KEY_PREFIX = "torchlens."
+SCHEMA_SUFFIX = ".schema.json"
+
+REGEN_LINE = "# Regenerate with `nox -s codegen` (or `python codegen/generate.py`)."
+FASTJSONSCHEMA_IMPORT = "from fastjsonschema import JsonSchemaValueException, JsonSchemaValuesException"
+ERRORS_IMPORT = "from ._errors import JsonSchemaValueException, JsonSchemaValuesException"
+
+
+class CodegenError(Exception):
+    """A schema breaks an assumption the generator relies on."""
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+class Schema:
+    """One checked-in schema file: its bytes, parsed JSON and digest."""
+
+    def __init__(self, path: Path) -> None:
+        self.file = path.name
+        self.raw = path.read_bytes()
+        self.sha256 = hashlib.sha256(self.raw).hexdigest()
+        try:
+            self.doc: dict[str, Any] = json.loads(self.raw.decode("utf-8"))
+        except ValueError as exc:
+            raise CodegenError(f"schema/{self.file}: not JSON: {exc}") from exc
+        if not isinstance(self.doc, dict):
+            raise CodegenError(f"schema/{self.file}: top level is not an object")
+        self.id = self.doc.get("$id")
+        if not isinstance(self.id, str) or not self.id:
+            raise CodegenError(f"schema/{self.file}: no $id")
+
+    @property
+    def origin(self) -> str:
+        return f"schema/{self.file} (sha256 {self.sha256})"
+
+
+def load_schemas(schema_dir: Path) -> dict[str, Schema]:
+    """Read every schema/*.json, checking the cross-file invariants."""
+    paths = sorted(schema_dir.glob("*.json"))
+    if not paths:
+        raise CodegenError(f"no *.json schemas in {schema_dir.name}/")
+    schemas = {p.name: Schema(p) for p in paths}
+    for required in (VOCAB_FILE, MODEL_METADATA_FILE, NODE_PROPERTIES_FILE):
+        if required not in schemas:
+            raise CodegenError(f"schema/{required} is missing")
+    ids: dict[str, str] = {}
+    for s in schemas.values():
+        if s.id in ids:
+            raise CodegenError(f"schema/{s.file} and schema/{ids[s.id]} share $id {s.id}")
+        ids[s.id] = s.file
+        if s.doc.get("$schema") != "http://json-schema.org/draft-07/schema#":
+            raise CodegenError(f"schema/{s.file}: $schema is not draft-07")
+    versions = {s.file: s.doc.get("version") for s in schemas.values()}
+    if len(set(map(repr, versions.values()))) != 1:
+        raise CodegenError(f"schemas disagree on version: {versions}")
+    version = versions[VOCAB_FILE]
+    if not isinstance(version, str) or not re.fullmatch(r"[0-9]+\.[0-9]+\.[0-9]+", version):
+        raise CodegenError(f"version {version!r} is not MAJOR.MINOR.PATCH")
+    _check_meta_schema(schemas)
+    _check_refs(schemas)
+    return schemas
+
+
+def _check_meta_schema(schemas: dict[str, Schema]) -> None:
+    try:
+        from jsonschema import Draft7Validator
+        from jsonschema.exceptions import SchemaError
+    except ImportError:  # pragma: no cover - jsonschema is in the test extra
+        raise CodegenError("codegen needs jsonschema (pip install -e '.[test]')") from None
+    for s in schemas.values():
+        try:
+            Draft7Validator.check_schema(s.doc)
+        except SchemaError as exc:
+            raise CodegenError(f"schema/{s.file}: not a valid draft-07 schema: {exc.message}") from None
+
+
+def _walk_refs(node: Any) -> Iterator[str]:
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            yield ref
+        for value in node.values():
+            yield from _walk_refs(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _walk_refs(value)
+
+
+def _resolve_pointer(doc: Any, fragment: str) -> Any:
+    if fragment in ("", "/"):
+        return doc
+    node = doc
+    for part in fragment.lstrip("/").split("/"):
+        part = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            raise KeyError(fragment)
+    return node
+
+
+def _check_refs(schemas: dict[str, Schema]) -> None:
+    by_id = {s.id: s for s in schemas.values()}
+    for s in schemas.values():
+        for ref in _walk_refs(s.doc):
+            base, _, fragment = ref.partition("#")
+            target = by_id.get(base) if base else s
+            if target is None:
+                raise CodegenError(f"schema/{s.file}: $ref {ref} names no checked-in schema")
+            try:
+                _resolve_pointer(target.doc, fragment)
+            except KeyError:
+                raise CodegenError(f"schema/{s.file}: $ref {ref} points at nothing") from None
+
+
+def referenced_files(schema: Schema, schemas: dict[str, Schema]) -> list[str]:
+    """Other schema files this schema reaches through $ref (sorted)."""
+    by_id = {s.id: s.file for s in schemas.values()}
+    out = {by_id[ref.partition("#")[0]] for ref in _walk_refs(schema.doc) if ref.partition("#")[0]}
+    out.discard(schema.file)
+    return sorted(out)
+
+
+# Non-ASCII letters that have an obvious ASCII spelling in an identifier.
+TRANSLITERATE = str.maketrans({"\u00b5": "u", "\u03bc": "u"})  # micro sign, Greek mu: "(µs)" -> US
+
+
+def upper_name(value: str) -> str:
+    """``"write (inplace)"`` -> ``"WRITE_INPLACE"``: upper-case, non-alnum (ASCII) runs -> ``_``."""
+    name = re.sub(r"[^0-9A-Za-z]+", "_", value.translate(TRANSLITERATE)).strip("_").upper()
+    if not name.isidentifier() or not name:
+        raise CodegenError(f"{value!r} gives no Python identifier")
+    return name
+
+
+def camel_name(value: str) -> str:
+    """``"error_code"`` -> ``"ErrorCode"``."""
+    name = "".join(part[:1].upper() + part[1:] for part in re.split(r"[^0-9A-Za-z]+", value) if part)
+    if not name.isidentifier():
+        raise CodegenError(f"{value!r} gives no Python class name")
+    return name
+
+
+def key_attr(key: str) -> str:
+    return upper_name(key[len(KEY_PREFIX):] if key.startswith(KEY_PREFIX) else key)
+
+
+def q(value: str) -> str:
+    """A Python string literal (double quotes when possible, like black)."""
+    text = repr(value)
+    if text.startswith("'") and '"' not in value:
+        text = '"' + text[1:-1].replace("\\'", "'") + '"'
+    return text
+
+
+def doc(text: str) -> str:
+    """A docstring literal: triple-quoted when that is safe, else a plain literal."""
+    if text.isprintable() and "\\" not in text and '"' not in text[-1:] and '"""' not in text:
+        return '"""' + text + '"""'
+    return q(text)
+
+
+def header(origins: list[str]) -> list[str]:
+    if len(origins) == 1:
+        first = [f"# DO NOT EDIT: generated by codegen/generate.py from {origins[0]}."]
+    else:
+        first = ["# DO NOT EDIT: generated by codegen/generate.py from:"]
+        first += [f"#   {o}" + ("." if i == len(origins) - 1 else "") for i, o in enumerate(origins)]
+    return [*first, REGEN_LINE]
+
+
+def _unique(names: list[str], what: str) -> None:
+    seen: set[str] = set()
+    for n in names:
+        if n in seen:
+            raise CodegenError(f"{what}: two members map to {n}")
+        seen.add(n)
+
+
+# --------------------------------------------------------------------------- vocab.py
+
+
+def vocabularies(schema: Schema) -> list[tuple[str, str, list[tuple[str, str]]]]:
+    """[(definition name, description, [(const, description), ...]), ...] in schema order."""
+    out = []
+    definitions = schema.doc.get("definitions")
+    if not isinstance(definitions, dict) or not definitions:
+        raise CodegenError(f"schema/{schema.file}: no definitions")
+    for name, definition in definitions.items():
+        branches = definition.get("oneOf") if isinstance(definition, dict) else None
+        if not isinstance(branches, list) or not branches:
+            raise CodegenError(f"schema/{schema.file}: {name} is not a oneOf of const branches")
+        members = []
+        for branch in branches:
+            if (
+                not isinstance(branch, dict)
+                or set(branch) != {"const", "description"}
+                or not isinstance(branch["const"], str)
+                or not isinstance(branch["description"], str)
+            ):
+                raise CodegenError(
+                    f"schema/{schema.file}: {name}: each member must be {{const: str, description: str}}"
+                )
+            members.append((branch["const"], branch["description"]))
+        consts = [c for c, _ in members]
+        if len(set(consts)) != len(consts):
+            raise CodegenError(f"schema/{schema.file}: {name} repeats a const")
+        _unique([upper_name(c) for c in consts], f"vocabulary {name}")
+        out.append((name, str(definition.get("description", "")), members))
+    _unique([upper_name(n) for n, _, _ in out], "vocabulary names")
+    _unique([camel_name(n) for n, _, _ in out], "vocabulary class names")
+    return out
+
+
+def _tuple_lines(name: str, values: list[str], annotation: str = "tuple[str, ...]") -> list[str]:
+    return [f"{name}: {annotation} = (", *(f"    {q(v)}," for v in values), ")"]
+
+
+def _dict_lines(name: str, items: list[tuple[str, str]]) -> list[str]:
+    return [f"{name}: dict[str, str] = {{", *(f"    {q(k)}: {q(v)}," for k, v in items), "}"]
+
+
+def _frozenset_lines(name: str, values: list[str]) -> list[str]:
+    if not values:
+        return [f"{name}: frozenset[str] = frozenset()"]
+    return [f"{name}: frozenset[str] = frozenset(", "    {", *(f"        {q(v)}," for v in values), "    }", ")"]
+
+
+def _class_lines(name: str, docstring: str, members: list[tuple[str, str, str]]) -> list[str]:
+    """members: (attribute, value, description)."""
+    lines = [f"class {name}:", f"    {doc(docstring)}", ""]
+    for attr, value, description in members:
+        lines.append(f"    {attr} = {q(value)}")
+        if description:
+            lines.append(f"    {doc(description)}")
+    return [*lines, "", ""]
+
+
+def _properties(schema: Schema, pointer: str) -> dict[str, Any]:
+    node = _resolve_pointer(schema.doc, pointer)
+    props = node.get("properties") if isinstance(node, dict) else None
+    if not isinstance(props, dict):
+        raise CodegenError(f"schema/{schema.file}: {pointer} has no properties")
+    return props
+
+
+def render_vocab(schemas: dict[str, Schema]) -> str:
+    vocab = schemas[VOCAB_FILE]
+    meta = schemas[MODEL_METADATA_FILE]
+    node = schemas[NODE_PROPERTIES_FILE]
+    version = vocab.doc["version"]
+
+    lines = header([schemas[f].origin for f in sorted(schemas)])
+    lines += [
+        '"""Closed vocabularies, metadata key names and schema facts from tlnetron\'s JSON Schemas.',
+        "",
+        "Every value here is read from schema/*.json: edit the schema, then regenerate.",
+        '"""',
+        "",
+        f"SCHEMA_VERSION = {q(version)}",
+        '"""The ``version`` every checked-in schema carries."""',
+        "",
+        "SCHEMA_IDS: dict[str, str] = {",
+        *(f"    {q(f)}: {q(schemas[f].id)}," for f in sorted(schemas)),
+        "}",
+        '"""Schema file name (in ``_generated/schemas/``) -> its ``$id``."""',
+    ]
+
+    # Closed vocabularies.
+    for name, description, members in vocabularies(vocab):
+        const = upper_name(name)
+        lines += ["", "", f"# --- vocabulary {name} (schema/{vocab.file})", ""]
+        lines += _class_lines(camel_name(name), description, [(upper_name(c), c, d) for c, d in members])
+        lines += _tuple_lines(const, [c for c, _ in members])
+        lines += _dict_lines(f"{const}_DOC", members)
+
+    # Model metadata keys.
+    meta_props = _properties(meta, "")
+    meta_keys = list(meta_props)
+    required = meta.doc.get("required", [])
+    unknown = [k for k in required if k not in meta_props]
+    if unknown:
+        raise CodegenError(f"schema/{meta.file}: required keys without a property: {unknown}")
+    json_keys = [k for k, p in meta_props.items() if p.get("x-tlnetron-encoding") == "json"]
+    meta_doc = [(k, str(p.get("description", ""))) for k, p in meta_props.items()]
+    _unique([key_attr(k) for k in meta_keys], "model metadata keys")
+    lines += ["", "", f"# --- model metadata (schema/{meta.file})", ""]
+    lines += _class_lines(
+        "MetaKey",
+        "Keys of the artifact's model metadataProps.",
+        [(key_attr(k), k, d) for k, d in meta_doc],
+    )
+    lines += _tuple_lines("MODEL_METADATA_KEYS", meta_keys)
+    lines += _tuple_lines("MODEL_METADATA_REQUIRED", list(required))
+    lines += _frozenset_lines("MODEL_METADATA_JSON_KEYS", json_keys)
+    lines += ['"""Keys whose value is JSON text (``x-tlnetron-encoding: json``)."""']
+    lines += _dict_lines("MODEL_METADATA_DOC", meta_doc)
+
+    # Node attributes and node metadata.
+    attr_props = _properties(node, "/properties/attributes")
+    attr_types: list[tuple[str, str]] = []
+    for attr, prop in attr_props.items():
+        onnx_type = prop.get("x-onnx-type")
+        if not isinstance(onnx_type, str) or not onnx_type:
+            raise CodegenError(f"schema/{node.file}: attribute {attr} has no x-onnx-type")
+        attr_types.append((attr, onnx_type))
+    attr_doc = [(a, str(p.get("description", ""))) for a, p in attr_props.items()]
+    _unique([key_attr(a) for a in attr_props], "node attributes")
+    node_meta_props = _properties(node, "/properties/metadata")
+    node_meta_doc = [(k, str(p.get("description", ""))) for k, p in node_meta_props.items()]
+    _unique([key_attr(k) for k in node_meta_props], "node metadata keys")
+
+    lines += ["", "", f"# --- node attributes and metadata (schema/{node.file})", ""]
+    lines += _class_lines(
+        "NodeAttr",
+        "Names of the attributes an exported NodeProto may carry.",
+        [(key_attr(a), a, d) for a, d in attr_doc],
+    )
+    lines += _dict_lines("NODE_ATTRIBUTE_TYPES", attr_types)
+    lines += ['"""Attribute name -> its ONNX AttributeProto type (``x-onnx-type``)."""']
+    lines += _dict_lines("NODE_ATTRIBUTE_DOC", attr_doc)
+    lines += ["", ""]
+    lines += _class_lines(
+        "NodeMeta",
+        "Keys of an exported NodeProto's metadataProps.",
+        [(key_attr(k), k, d) for k, d in node_meta_doc],
+    )
+    lines += _tuple_lines("NODE_METADATA_KEYS", list(node_meta_props))
+    lines += _dict_lines("NODE_METADATA_DOC", node_meta_doc)
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- validators
+
+
+def validator_module(schema: Schema) -> str:
+    stem = schema.file[: -len(SCHEMA_SUFFIX)] if schema.file.endswith(SCHEMA_SUFFIX) else Path(schema.file).stem
+    return "validate_" + re.sub(r"[^0-9A-Za-z]+", "_", stem).strip("_").lower()
+
+
+def render_validator(schema: Schema, schemas: dict[str, Schema]) -> str:
+    import fastjsonschema
+
+    by_id = {s.id: s for s in schemas.values()}
+
+    def resolve(uri: str) -> Any:
+        base = uri.partition("#")[0]
+        if base not in by_id:
+            raise CodegenError(f"schema/{schema.file}: cannot resolve {uri}")
+        return json.loads(by_id[base].raw.decode("utf-8"))
+
+    code = fastjsonschema.compile_to_code(
+        json.loads(schema.raw.decode("utf-8")),
+        handlers={"urn": resolve},
+        use_default=False,  # validate only; never insert defaults into the caller's data
+    )
+    lines = code.splitlines()
+
+    # Drop fastjsonschema's own VERSION line (its version goes in the header instead).
+    version_lines = [i for i, line in enumerate(lines) if line.startswith("VERSION = ")]
+    if len(version_lines) != 1 or version_lines[0] != 0:
+        raise CodegenError("unexpected fastjsonschema output: no leading VERSION line")
+    del lines[0]
+
+    # fastjsonschema must not be needed at run time.
+    imports = [i for i, line in enumerate(lines) if "fastjsonschema" in line]
+    if len(imports) != 1 or lines[imports[0]] != FASTJSONSCHEMA_IMPORT:
+        raise CodegenError(
+            "unexpected fastjsonschema output: its imports are "
+            + repr([lines[i] for i in imports])
+            + "; teach codegen/generate.py about them"
+        )
+    lines[imports[0]] = ERRORS_IMPORT
+    for line in lines:
+        stripped = line.strip()
+        if stripped.startswith(("import ", "from ")) and stripped not in (
+            "import re",
+            "from decimal import Decimal",
+            ERRORS_IMPORT,
+        ):
+            raise CodegenError(f"unexpected import in fastjsonschema output: {stripped}")
+    # Trailing whitespace is noise in a checked-in file.
+    lines = [line.rstrip() for line in lines]
+
+    funcs = [m.group(1) for line in lines if (m := re.match(r"def (\w+)\(data, ", line))]
+    if not funcs:
+        raise CodegenError("unexpected fastjsonschema output: no validation function")
+    entry = funcs[0]  # fastjsonschema writes the root schema's function first
+
+    refs = referenced_files(schema, schemas)
+    head = header([schema.origin])
+    if refs:
+        head.insert(1, "# Through $ref it also reads " + ", ".join(schemas[f].origin for f in refs) + ".")
+    head.append(
+        f"# Validation code by fastjsonschema {fastjsonschema.VERSION} (compile_to_code); "
+        "it runs without fastjsonschema installed."
+    )
+    # mypy: the fastjsonschema body is untyped; validate() below is the typed entry point.
+    out = [
+        *head,
+        "# mypy: ignore-errors",
+        f'"""Validator for schema/{schema.file} (``$id`` {schema.id}).',
+        "",
+        "``validate(data)`` returns ``data`` unchanged when it matches the schema and",
+        "raises ``JsonSchemaValueException`` (``.message``, ``.name`` -- the data path such as",
+        "``data.metadata[3].target`` --, ``.rule``, ``.value``, ``.definition``) otherwise.",
+        '"""',
+        "",
+        "from typing import TypeVar",
+        "",
+        *lines,
+        "",
+        "",
+        '_T = TypeVar("_T")',
+        "",
+        f"SCHEMA_ID = {q(schema.id)}",
+        f"SCHEMA_FILE = {q(schema.file)}",
+        "",
+        "",
+        "def validate(data: _T) -> _T:",
+        f'    """Return ``data`` if it matches schema/{schema.file}; else raise JsonSchemaValueException."""',
+        f"    {entry}(data)",
+        "    return data",
+    ]
+    text = "\n".join(out)
+    text = re.sub(r"\n+(?=^(?:def |_T = ))", "\n\n\n", text, flags=re.M)  # PEP 8 spacing
+    return text.rstrip("\n") + "\n"
+
+
+# --------------------------------------------------------------------------- _errors.py
+
+ERRORS_BODY = '''\
+"""Exceptions raised by the generated validators.
+
+The validators are generated by fastjsonschema but must not import it at run time, so
+they raise these classes instead. The constructor signatures match what the generated
+code calls: ``JsonSchemaValueException(message, value=..., name=..., definition=..., rule=...)``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+__all__ = [
+    "JsonSchemaDefinitionException",
+    "JsonSchemaException",
+    "JsonSchemaValueException",
+    "JsonSchemaValuesException",
+]
+
+_PATH_PARTS = re.compile(r"[^.\\[\\]]+")
+
+
+class JsonSchemaException(ValueError):
+    """Base class of every schema problem."""
+
+
+class JsonSchemaValueException(JsonSchemaException):
+    """A value breaks one rule of a schema.
+
+    ``message``     human-readable, e.g. ``data.metrics[0].target must be longer than or equal to 1 characters``;
+    ``value``       the offending value;
+    ``name``        its path in the data, e.g. ``data.metadata[3].target``;
+    ``definition``  the (sub)schema the value had to satisfy;
+    ``rule``        the keyword it broke, e.g. ``const``, ``pattern``, ``required``.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        value: Any = None,
+        name: str | None = None,
+        definition: Any = None,
+        rule: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.value = value
+        self.name = name
+        self.definition = definition
+        self.rule = rule
+
+    @property
+    def path(self) -> list[str]:
+        """``name`` split on dots and brackets (ambiguous for keys that contain dots)."""
+        return _PATH_PARTS.findall(self.name or "")
+
+    @property
+    def rule_definition(self) -> Any:
+        """The schema value of the broken keyword (``None`` when unknown)."""
+        if self.rule is None or not isinstance(self.definition, dict):
+            return None
+        return self.definition.get(self.rule)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.message, self.value, self.name, self.definition, self.rule))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.message!r}, name={self.name!r}, rule={self.rule!r})"
+
+
+class JsonSchemaValuesException(JsonSchemaException):
+    """Several values break rules (only raised by validators generated without fast_fail)."""
+
+    def __init__(self, errors: list[JsonSchemaValueException]) -> None:
+        self.errors = list(errors)
+        self.message = "; ".join(error.message for error in self.errors)
+        super().__init__(self.message)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.errors,))
+
+
+class JsonSchemaDefinitionException(JsonSchemaException):
+    """A schema itself is unusable (raised by code generation, kept for completeness)."""
+'''
+
+
+def render_errors() -> str:
+    return "\n".join(header(["codegen/generate.py itself (no schema input)"])) + "\n" + ERRORS_BODY
+
+
+# --------------------------------------------------------------------------- driver
+
+
+def render(schema_dir: Path) -> dict[str, bytes]:
+    """Every generated file: relative path (POSIX) -> exact bytes."""
+    schemas = load_schemas(schema_dir)
+    files: dict[str, str | bytes] = {
+        "__init__.py": "\n".join(header(["schema/*.json (see vocab.py for digests)"])) + "\n",
+        "_errors.py": render_errors(),
+        "vocab.py": render_vocab(schemas),
+    }
+    for name in sorted(schemas):
+        if name == VOCAB_FILE:
+            continue
+        module = validator_module(schemas[name])
+        if f"{module}.py" in files:
+            raise CodegenError(f"two schemas map to {module}.py")
+        files[f"{module}.py"] = render_validator(schemas[name], schemas)
+    for name in sorted(schemas):
+        files[f"schemas/{name}"] = schemas[name].raw
+    return {
+        path: content if isinstance(content, bytes) else content.encode("utf-8")
+        for path, content in sorted(files.items())
+    }
+
+
+def existing(out_dir: Path) -> set[str]:
+    """Files already in out_dir, ignoring Python caches."""
+    if not out_dir.is_dir():
+        return set()
+    found = set()
+    for path in out_dir.rglob("*"):
+        rel = path.relative_to(out_dir)
+        if "__pycache__" in rel.parts or path.suffix == ".pyc" or not path.is_file():
+            continue
+        found.add(rel.as_posix())
+    return found
+
+
+def diff(expected: dict[str, bytes], out_dir: Path) -> tuple[list[str], list[str], list[str]]:
+    have = existing(out_dir)
+    stale = sorted(p for p in expected if p in have and (out_dir / p).read_bytes() != expected[p])
+    missing = sorted(p for p in expected if p not in have)
+    extra = sorted(have - set(expected))
+    return stale, missing, extra
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if anything is out of date")
+    parser.add_argument("--schema-dir", type=Path, default=DEFAULT_SCHEMA_DIR, help="default: schema/")
+    parser.add_argument("--out-dir", type=Path, default=DEFAULT_OUT_DIR, help="default: src/tlnetron/_generated/")
+    args = parser.parse_args(argv)
+
+    try:
+        expected = render(args.schema_dir)
+    except CodegenError as exc:
+        print(f"codegen: error: {exc}", file=sys.stderr)
+        return 2
+    stale, missing, extra = diff(expected, args.out_dir)
+
+    if args.check:
+        if not (stale or missing or extra):
+            print(f"codegen: {len(expected)} generated files are up to date")
+            return 0
+        for label, paths in (("stale", stale), ("missing", missing), ("extra", extra)):
+            for p in paths:
+                print(f"codegen: {label}: {p}")
+        print("codegen: out of date; run `nox -s codegen` (or `python codegen/generate.py`)", file=sys.stderr)
+        return 1
+
+    for p in stale + missing:
+        target = args.out_dir / p
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(expected[p])
+        print(f"codegen: wrote {p}")
+    for p in extra:
+        (args.out_dir / p).unlink()
+        print(f"codegen: removed {p}")
+    if not (stale or missing or extra):
+        print(f"codegen: {len(expected)} generated files already up to date")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

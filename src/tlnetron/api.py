@@ -1,0 +1,386 @@
+"""The public entry point: ``tlnetron.export(trace, path, ...)``, the whole pipeline.
+
+read the trace -> project it (op / module / rolled, buffer policy) -> build the ONNX model
+and the companion -> validate everything -> write atomically (-> serve). Every refusal is a
+:class:`~tlnetron.errors.TlnetronError` raised before anything is written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ._generated.vocab import BUFFER_POLICY, GRANULARITY, ErrorCode, Granularity, WarningCode
+from .companion import build_companion, iter_nodes
+from .errors import TlnetronError, warn
+from .ir import TraceIR
+from .metadata import encode_metadata, model_metadata
+from .onnx_build import DISCLAIMER, build_model
+from .projection import PGraph, Projection
+from .reader import read_trace
+from .schemas import SchemaViolation, validate
+from .serialize import to_json
+from .validation import Shown, check_onnx, companion_problems
+from .writer import companion_path_for, write_atomically
+
+__all__ = ["ExportResult", "LEGIBILITY_BUDGET", "export", "export_ir"]
+
+LEGIBILITY_BUDGET = 27
+"""Ranks (boxes along the longest path) a root graph can have and still read as a diagram."""
+
+_SHADOWED = {"model.json", "manifest.json", "metadata.json", "serialized_exported_program.json"}
+
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass(frozen=True, slots=True)
+class ExportResult:
+    """What an export wrote (and served)."""
+
+    artifact: Path | None
+    companion: Path | None
+    granularity: str
+    node_count: int
+    edge_count: int
+    typed_edge_count: int
+    function_count: int
+    warnings: tuple[str, ...]
+    seconds: float
+    url: str | None = None
+    artifact_json: str = ""
+    companion_json: str | None = None
+
+
+def _version() -> str:
+    from . import __version__
+
+    return __version__
+
+
+def _check_options(
+    path: Any, granularity: Any, depth: Any, show_buffers: Any, attachment: Any, serve: Any
+) -> Path | None:
+    if not isinstance(granularity, str) or granularity not in GRANULARITY:
+        raise TlnetronError(
+            ErrorCode.INVALID_GRANULARITY,
+            f"granularity={granularity!r} is not one of {', '.join(GRANULARITY)}.",
+            where="granularity",
+            remedy='use granularity="module" (the architecture diagram), "op" or "rolled".',
+        )
+    if not isinstance(show_buffers, str) or show_buffers not in BUFFER_POLICY:
+        raise TlnetronError(
+            ErrorCode.INVALID_BUFFER_POLICY,
+            f"show_buffers={show_buffers!r} is not one of {', '.join(BUFFER_POLICY)}.",
+            where="show_buffers",
+            remedy='use show_buffers="meaningful" (default), "never" or "always".',
+        )
+    if depth is not None:
+        if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
+            raise TlnetronError(
+                ErrorCode.INVALID_DEPTH,
+                f"depth={depth!r} is not a positive integer.",
+                where="depth",
+                remedy="pass depth=1 (the top-level modules), 2, ... or leave it out.",
+            )
+        if granularity != Granularity.MODULE:
+            raise TlnetronError(
+                ErrorCode.DEPTH_NOT_APPLICABLE,
+                f'depth={depth} applies only to granularity="module", not {granularity!r}.',
+                where="depth",
+                remedy='drop depth=, or use granularity="module".',
+            )
+    if attachment is not None and not isinstance(attachment, bool):
+        raise TlnetronError(
+            ErrorCode.INVALID_OPTION,
+            f"attachment={attachment!r} must be None, True or False.",
+            where="attachment",
+            remedy="use attachment=None (default: write it beside a file), True (demand it) or False (never).",
+        )
+    if not isinstance(serve, bool):
+        raise TlnetronError(ErrorCode.INVALID_OPTION, f"serve={serve!r} must be True or False.", where="serve", remedy="use serve=True or leave it out.")
+    if path is None:
+        if attachment is True:
+            raise TlnetronError(
+                ErrorCode.ATTACHMENT_NEEDS_PATH,
+                "attachment=True needs a file for the companion to sit beside, but path is None.",
+                where="attachment",
+                remedy='pass a path ("model.onnx.json"), or leave attachment at its default for the memory-only serve.',
+            )
+        if not serve:
+            raise TlnetronError(
+                ErrorCode.INVALID_OPTION,
+                "nothing to do: no path to write and serve=False.",
+                where="path",
+                remedy='pass a path such as "model.onnx.json", or serve=True.',
+            )
+        return None
+    if not isinstance(path, (str, os.PathLike)):
+        raise TlnetronError(ErrorCode.INVALID_PATH, f"path={path!r} is not a file path.", where="path", remedy='pass a path such as "model.onnx.json".')
+    p = Path(os.fspath(path))
+    if not p.name.lower().endswith(".json") or p.name.lower().endswith(".attachment.json"):
+        raise TlnetronError(
+            ErrorCode.INVALID_PATH,
+            f"{str(p)!r} does not end in .json (or ends in .attachment.json, the companion's name).",
+            where=str(p),
+            remedy=f'name the artifact like "{p.stem or "model"}.onnx.json": Netron reads ONNX JSON by that ending.',
+        )
+    if p.is_dir():
+        raise TlnetronError(ErrorCode.INVALID_PATH, f"{str(p)!r} is a directory.", where=str(p), remedy="pass a file path inside it, e.g. its_folder/model.onnx.json.")
+    parent = p.parent if str(p.parent) else Path(".")
+    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        raise TlnetronError(
+            ErrorCode.DESTINATION_UNWRITABLE,
+            f"the folder {str(parent)!r} does not exist or is not writable.",
+            where=str(parent),
+            remedy="create the folder first, or choose one you can write to.",
+        )
+    return p
+
+
+def _project(ir: TraceIR, granularity: str, depth: int | None, show_buffers: str) -> Projection:
+    if granularity == Granularity.OP:
+        from .view_op import project_op
+
+        return project_op(ir, show_buffers)
+    if granularity == Granularity.ROLLED:
+        from .view_rolled import project_rolled
+
+        return project_rolled(ir, show_buffers)
+    from .view_module import project_module
+
+    return project_module(ir, show_buffers, depth)
+
+
+def _counts(projection: Projection) -> dict[str, int]:
+    g = projection.graph
+    typed = {v.name for v in (*g.inputs, *g.values, *g.outputs) if v.type is not None}
+    pairs: set[tuple[str, str]] = set()
+    producer: dict[str, str] = {v.name: v.name for v in g.inputs}
+    for n in g.nodes:
+        for o in n.outputs:
+            producer[o] = n.name
+    typed_pairs = 0
+    for n in g.nodes:
+        for i in n.inputs:
+            pair = (producer.get(i, i), n.name)
+            if pair not in pairs:
+                pairs.add(pair)
+                typed_pairs += i in typed
+    edges = len(pairs) + len(g.outputs)
+    typed_edges = typed_pairs + sum(1 for v in g.outputs if v.type is not None)
+    bodies: list[PGraph] = [g, *(f.body for f in projection.functions)]
+    omitted = 0
+    for b in bodies:
+        names = {v.name for v in (*b.inputs, *b.values, *b.outputs)}
+        typed_names = {v.name for v in (*b.inputs, *b.values, *b.outputs) if v.type is not None}
+        omitted += len(names - typed_names)
+    return {
+        "nodes": len(g.nodes),
+        "edges": edges,
+        "typed_edges": typed_edges,
+        "functions": len(projection.functions),
+        "omitted_values": omitted,
+    }
+
+
+def _artifact_invalid(what: str) -> TlnetronError:
+    return TlnetronError(
+        ErrorCode.ARTIFACT_INVALID,
+        f"the artifact tlnetron built is invalid: {what}",
+        where="artifact",
+        remedy="this is a bug in tlnetron: please report it with the trace; nothing was written.",
+    )
+
+
+def _validate_nodes(projection: Projection) -> None:
+    for node in iter_nodes(projection):
+        meta = dict(node.metadata)
+        meta.update(node.diff)
+        try:
+            validate("node-properties", {"role": node.role, "attributes": dict(node.attributes), "metadata": meta})
+        except SchemaViolation as exc:
+            raise _artifact_invalid(f"node {node.name!r}: {exc} at {exc.path}") from None
+
+
+def _shown(projection: Projection) -> Shown:
+    nodes = frozenset(n.name.split("\n", 1)[0] for n in iter_nodes(projection))
+    return Shown(nodes=nodes, values=frozenset(), functions=frozenset(f.name for f in projection.functions))
+
+
+def export_ir(
+    ir: TraceIR,
+    path: Path | None,
+    *,
+    granularity: str,
+    depth: int | None,
+    show_buffers: str,
+    attachment: bool | None,
+    baseline: tuple[str, str | dict[str, Any]] | None = None,
+    diff: Any = None,
+    progress: Progress | None = None,
+) -> ExportResult:
+    """Export an already-read IR (options already checked). Used by :func:`export` and tests."""
+    t0 = time.perf_counter()
+    step = progress or (lambda stage, done, total: None)
+    step("project", 0, 5)
+    projection = _project(ir, granularity, depth, show_buffers)
+    if diff is not None:
+        from .diff import apply_diff
+
+        projection = apply_diff(projection, ir, diff)
+    codes: list[str] = list(projection.warnings)
+    messages: list[tuple[str, str]] = []
+    if projection.root_ranks > LEGIBILITY_BUDGET:
+        remedy = (
+            'use the module view (granularity="module", the default) to fold modules into drill-down boxes'
+            if granularity != Granularity.MODULE
+            else f"pass depth={(projection.depth or 1)} or lower, or inspect a sub-module's trace"
+        )
+        messages.append((WarningCode.LEGIBILITY_BUDGET_EXCEEDED, f"the root graph is {projection.root_ranks} boxes deep, past the ~{LEGIBILITY_BUDGET}-rank budget Netron draws legibly (it will render as a tall rope). Remedy: {remedy}."))
+    untyped_dtypes = sorted({op.dtype for op in ir.ops if op.dtype is not None and _no_elem(op.dtype)})
+    if untyped_dtypes:
+        messages.append((WarningCode.DTYPE_NOT_REPRESENTABLE, f"dtypes with no ONNX element type ({', '.join(untyped_dtypes)}): their edges carry no shape; each producer says why in its untyped_output attribute."))
+    if ir.honesty.capture_status != "complete":
+        messages.append((WarningCode.CAPTURE_INCOMPLETE, f"the capture outcome is {ir.honesty.capture_status!r}: the artifact draws only what was captured (torchlens.capture_outcome says so)."))
+    if path is not None and (path.name.lower() in _SHADOWED or path.name.lower().endswith(".metadata.json")):
+        messages.append((WarningCode.NETRON_FILENAME_SHADOWED, f"Netron hands a file named {path.name!r} to another format's reader first. Remedy: name it {path.stem}.onnx.json."))
+    codes.extend(c for c, _ in messages)
+    counts = _counts(projection)
+    step("metadata", 1, 5)
+    meta = model_metadata(projection, ir, counts=counts, warnings=codes, baseline=baseline)
+    try:
+        validate("model-metadata", meta)
+        if baseline is not None and isinstance(baseline[1], dict):
+            validate("baseline-summary", baseline[1])
+    except SchemaViolation as exc:
+        raise _artifact_invalid(f"model metadata: {exc} at {exc.path}") from None
+    _validate_nodes(projection)
+    step("build", 2, 5)
+    graph_doc = f"{DISCLAIMER}\nView: {granularity}" + (f" at module depth {projection.depth}" if projection.depth else "") + "."
+    if projection.depth_reason:
+        graph_doc += f"\n{projection.depth_reason}"
+    model = build_model(projection, encode_metadata(meta), producer_version=_version(), graph_doc=graph_doc)
+    step("check", 3, 5)
+    failure = check_onnx(model)
+    if failure:
+        raise _artifact_invalid(f"onnx.checker: {failure.splitlines()[0][:400]}")
+    artifact_text = to_json(model)
+    write_companion = path is not None and attachment is not False
+    companion_text: str | None = None
+    companion_path: Path | None = None
+    if write_companion or (path is None and attachment is True):
+        step("companion", 4, 5)
+        assert path is not None
+        companion = build_companion(projection, artifact_name=path.name, producer_version=_version())
+        problems = list(companion_problems(companion, _shown(projection)))
+        if problems:
+            first = problems[0]
+            raise TlnetronError(
+                ErrorCode.NETRON_ATTACHMENT_INVALID,
+                f"{len(problems)} companion row(s) Netron would drop or never show; first: {first.where}: {first.what}.",
+                where=first.where,
+                remedy="rename the offending nodes (no line breaks), or export with attachment=False.",
+                problems=tuple(problems),
+            )
+        companion_text = json.dumps(companion, ensure_ascii=False, indent=1, allow_nan=False)
+        companion_path = companion_path_for(path)
+    if path is not None:
+        files = [(path, artifact_text.encode("utf-8"))]
+        if companion_text is not None and companion_path is not None:
+            files.append((companion_path, companion_text.encode("utf-8")))
+        write_atomically(files)
+    step("done", 5, 5)
+    for code, message in messages:
+        warn(code, message, stacklevel=4)
+    return ExportResult(
+        artifact=path,
+        companion=companion_path,
+        granularity=granularity,
+        node_count=counts["nodes"],
+        edge_count=counts["edges"],
+        typed_edge_count=counts["typed_edges"],
+        function_count=counts["functions"],
+        warnings=tuple(codes),
+        seconds=time.perf_counter() - t0,
+        artifact_json=artifact_text,
+        companion_json=companion_text,
+    )
+
+
+def _no_elem(dtype: str) -> bool:
+    from .projection import ELEM_TYPES
+
+    return dtype not in ELEM_TYPES
+
+
+def export(
+    trace: Any,
+    path: str | os.PathLike[str] | None = None,
+    *,
+    granularity: str = "module",
+    depth: int | None = None,
+    show_buffers: str = "meaningful",
+    attachment: bool | None = None,
+    baseline: Any = None,
+    serve: bool = False,
+    progress: Progress | None = None,
+) -> ExportResult:
+    """Export a TorchLens trace as a Netron artifact (and its metrics companion).
+
+    Args:
+        trace: a finished ``torchlens.Trace`` (``torchlens.trace(model, x)``).
+        path: where to write the artifact (must end in ``.json``; ``*.onnx.json`` is what
+            Netron routes best). None with ``serve=True`` serves from memory.
+        granularity: ``"module"`` (default: drill-down boxes), ``"op"`` or ``"rolled"``.
+        depth: module depth the root graph groups at (module view only). Left out, the
+            module view starts at 1 and descends through single-call wrappers.
+        show_buffers: ``"meaningful"`` (default), ``"never"`` or ``"always"``.
+        attachment: None writes ``<stem>.attachment.json`` beside a file (skipped for the
+            memory-only serve); False never writes it; True demands it.
+        baseline: a reference ``Trace`` (per-node diff facts) or a string identifier
+            (recorded verbatim).
+        serve: serve the artifact through the ``netron`` package on 127.0.0.1.
+        progress: called as ``progress(stage, done, total)`` while exporting.
+
+    Returns:
+        An :class:`ExportResult` naming what was written (and the served address).
+
+    Raises:
+        TlnetronError: with a stable ``code`` (``invalid_granularity``,
+            ``invalid_buffer_policy``, ``invalid_depth``, ``depth_not_applicable``,
+            ``invalid_path``, ``destination_unwritable``, ``attachment_needs_path``,
+            ``not_a_trace``, ``netron_attachment_invalid``, ``invalid_baseline``,
+            ``baseline_refused``, ``netron_serve_unavailable``, ...). Nothing is written.
+    """
+    p = _check_options(path, granularity, depth, show_buffers, attachment, serve)
+    if serve:
+        from .serve import require_netron
+
+        require_netron()
+    ir = read_trace(trace)
+    baseline_row, diff = None, None
+    if baseline is not None:
+        from .diff import read_baseline
+
+        baseline_row, diff = read_baseline(trace, baseline)
+    result = export_ir(
+        ir,
+        p,
+        granularity=granularity,
+        depth=depth,
+        show_buffers=show_buffers,
+        attachment=attachment,
+        baseline=baseline_row,
+        diff=diff,
+        progress=progress,
+    )
+    if serve:
+        from .serve import serve_result
+
+        result = serve_result(result)
+    return result

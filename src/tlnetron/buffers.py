@@ -1,0 +1,81 @@
+"""Stage 2a: the buffer density policy (``show_buffers``), shared by every view.
+
+``never`` drops every buffer pseudo-op; ``meaningful`` (default) drops BatchNorm bookkeeping
+buffers (``running_mean``, ``running_var``, ``num_batches_tracked``); ``always`` keeps all.
+Under ``never`` and ``meaningful`` a compute op whose every neighbour is hidden (the
+train-mode counter chain ``buffer -> add_ -> buffer``) is hidden too. Inputs of kept ops that
+came from hidden nodes are dropped, so no edge dangles.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, replace
+
+from ._generated.vocab import BufferPolicy
+from .ir import ROLE_BUFFER, ROLE_OP, OpIR
+
+__all__ = ["BufferResult", "apply_buffer_policy"]
+
+_BOOKKEEPING = ("running_mean", "running_var", "num_batches_tracked")
+
+
+@dataclass(frozen=True, slots=True)
+class BufferResult:
+    """The ops that remain, and what was hidden (totals and per innermost module call)."""
+
+    ops: tuple[OpIR, ...]
+    hidden_buffers: int
+    hidden_ops: int
+    hidden_by_call: tuple[tuple[str, int, int], ...]
+
+
+def _bookkeeping(op: OpIR) -> bool:
+    address = op.buffer_address or ""
+    return address.rsplit(".", 1)[-1] in _BOOKKEEPING
+
+
+def apply_buffer_policy(ops: tuple[OpIR, ...], policy: str) -> BufferResult:
+    """Apply ``policy`` to ``ops`` (execution order kept)."""
+    if policy == BufferPolicy.ALWAYS:
+        return BufferResult(ops, 0, 0, ())
+    hidden: set[str] = set()
+    for op in ops:
+        if op.role == ROLE_BUFFER and (policy == BufferPolicy.NEVER or _bookkeeping(op)):
+            hidden.add(op.name)
+    if not hidden:
+        return BufferResult(ops, 0, 0, ())
+    children: dict[str, list[str]] = {}
+    for op in ops:
+        for p in op.parents:
+            children.setdefault(p, []).append(op.name)
+    hidden_ops: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for op in ops:
+            if op.role != ROLE_OP or op.name in hidden_ops:
+                continue
+            neighbours = list(op.parents) + children.get(op.name, [])
+            if neighbours and all(n in hidden or n in hidden_ops for n in neighbours):
+                hidden_ops.add(op.name)
+                changed = True
+    gone = hidden | hidden_ops
+    by_call: Counter[tuple[str, str]] = Counter()
+    kept: list[OpIR] = []
+    for op in ops:
+        if op.name in gone:
+            call = op.module_calls[-1] if op.module_calls else ""
+            by_call[(call, "buffer" if op.name in hidden else "op")] += 1
+            continue
+        if any(p in gone for p in op.parents):
+            pairs = [(p, port) for p, port in zip(op.parents, op.ports) if p not in gone]
+            op = replace(op, parents=tuple(p for p, _ in pairs), ports=tuple(q for _, q in pairs))
+        kept.append(op)
+    calls = sorted({c for c, _ in by_call})
+    return BufferResult(
+        tuple(kept),
+        len(hidden),
+        len(hidden_ops),
+        tuple((c, by_call[(c, "buffer")], by_call[(c, "op")]) for c in calls),
+    )

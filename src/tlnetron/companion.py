@@ -1,0 +1,98 @@
+"""Stage 3b: the metrics companion (Netron's ``netron:attachment`` sidecar).
+
+Rows render in Netron's Metadata and Metrics sidebar sections once the companion is dropped
+onto the open model. Every row targets a node Netron shows (the root graph or a function
+body) or the model (``target: ""``); units sit in row names because Netron shows a row's
+``type`` only when it is expanded. The rules a row must meet are checked by
+:func:`tlnetron.validation.companion_problems` before anything is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from ._generated.vocab import SCHEMA_VERSION, CompanionKind, CompanionRow
+from .facts import Facts, duration_us
+from .projection import PNode, Projection
+
+__all__ = ["SIGNATURE", "build_companion", "iter_nodes"]
+
+SIGNATURE = "netron:attachment"
+Row = dict[str, Any]
+
+
+def iter_nodes(projection: Projection) -> Iterator[PNode]:
+    """Every node Netron can show: the root graph's, then each function body's."""
+    yield from projection.graph.nodes
+    for fn in projection.functions:
+        yield from fn.body.nodes
+
+
+def _row(kind: str, target: str, name: str, value: Any) -> Row:
+    return {"kind": kind, "target": target, "name": name, "value": value}
+
+
+def _metrics(facts: Facts) -> list[tuple[str, Any]]:
+    out: list[tuple[str, Any]] = []
+    if facts.inclusive:
+        if facts.duration_s is not None:
+            out.append((CompanionRow.INCLUSIVE_OBSERVED_DURATION_US, duration_us(facts.duration_s)))
+        if facts.flops is not None:
+            out.append((CompanionRow.INCLUSIVE_ESTIMATED_FLOPS, facts.flops))
+        if facts.nbytes is not None:
+            out.append((CompanionRow.INCLUSIVE_CAPTURED_BYTES, facts.nbytes))
+        if facts.op_count:
+            out.append((CompanionRow.INCLUSIVE_OPS, facts.op_count))
+    elif facts.passes > 1:
+        if facts.duration_s is not None:
+            out.append((CompanionRow.OBSERVED_DURATION_ALL_PASSES_US, duration_us(facts.duration_s)))
+            out.append((CompanionRow.OBSERVED_DURATION_PER_PASS_US, duration_us(facts.duration_s / facts.passes)))
+        if facts.flops is not None:
+            out.append((CompanionRow.ESTIMATED_FLOPS_ALL_PASSES, facts.flops))
+        if facts.nbytes is not None:
+            out.append((CompanionRow.CAPTURED_BYTES_ALL_PASSES, facts.nbytes))
+        out.append((CompanionRow.PASSES, facts.passes))
+    else:
+        if facts.duration_s is not None:
+            out.append((CompanionRow.OBSERVED_DURATION_US, duration_us(facts.duration_s)))
+        if facts.flops is not None:
+            out.append((CompanionRow.ESTIMATED_FLOPS, facts.flops))
+        if facts.nbytes is not None:
+            out.append((CompanionRow.CAPTURED_BYTES, facts.nbytes))
+    return out
+
+
+def _share(part: float, whole: float) -> str:
+    return f"{100.0 * part / whole:.2f} %"
+
+
+def build_companion(projection: Projection, *, artifact_name: str, producer_version: str) -> dict[str, Any]:
+    """The companion object for ``projection`` (not yet validated)."""
+    node_kind = CompanionKind.NODE
+    totals = projection.totals
+    metadata: list[Row] = [
+        _row(CompanionKind.MODEL, "", CompanionRow.COMPANION_OF, artifact_name),
+        _row(CompanionKind.MODEL, "", CompanionRow.COMPANION_GENERATOR, f"tlnetron {producer_version} (schema {SCHEMA_VERSION})"),
+    ]
+    metrics: list[Row] = []
+    n_nodes = 0
+    for node in iter_nodes(projection):
+        n_nodes += 1
+        f = node.facts
+        for name, value in _metrics(f):
+            metrics.append(_row(node_kind, node.name, name, value))
+        if f.duration_s is not None and totals.duration_s:
+            metadata.append(_row(node_kind, node.name, CompanionRow.SHARE_OF_OBSERVED_TIME, _share(f.duration_s, totals.duration_s)))
+        if f.flops is not None and totals.flops:
+            metadata.append(_row(node_kind, node.name, CompanionRow.SHARE_OF_ESTIMATED_FLOPS, _share(f.flops, totals.flops)))
+        for key, value in node.diff:
+            metadata.append(_row(node_kind, node.name, key, value))
+    if totals.duration_s is not None:
+        metrics.append(_row(CompanionKind.MODEL, "", CompanionRow.MODEL_OBSERVED_DURATION_SUM_OVER_OPS_US, duration_us(totals.duration_s)))
+    if totals.flops is not None:
+        metrics.append(_row(CompanionKind.MODEL, "", CompanionRow.MODEL_ESTIMATED_FLOPS, totals.flops))
+    if totals.nbytes is not None:
+        metrics.append(_row(CompanionKind.MODEL, "", CompanionRow.MODEL_CAPTURED_BYTES, totals.nbytes))
+    metrics.append(_row(CompanionKind.MODEL, "", CompanionRow.EXPORTED_NODES, n_nodes))
+    return {"signature": SIGNATURE, "metadata": metadata, "metrics": metrics}

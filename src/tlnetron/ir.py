@@ -1,0 +1,125 @@
+"""tlnetron's own intermediate representation of a trace (stage 1 output).
+
+The trace reader (:mod:`tlnetron.reader`) is the only code that touches torchlens; it turns a
+``Trace`` into these frozen objects. Everything downstream (projections, the ONNX builder,
+the companion) sees only this IR, so it can be unit-tested and fuzzed without tracing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+__all__ = [
+    "DiffRow",
+    "DiffIR",
+    "Honesty",
+    "ModuleCallIR",
+    "OpIR",
+    "TraceIR",
+    "ROLE_BUFFER",
+    "ROLE_INPUT",
+    "ROLE_OP",
+    "ROLE_OUTPUT",
+]
+
+ROLE_OP = "op"
+ROLE_INPUT = "input"
+ROLE_OUTPUT = "output"
+ROLE_BUFFER = "buffer"
+
+Dim = int | str
+"""A dimension: an int, or a string when it is not one number (e.g. ``'1..4'`` in a rolled layer)."""
+
+
+@dataclass(frozen=True, slots=True)
+class OpIR:
+    """One executed op (one pass), or an input / output / buffer pseudo-op.
+
+    ``name`` is the node name: the verbatim TorchLens label, the layer label for a
+    single-pass layer (``log["conv2d_1_1"]``) and the pass-qualified label otherwise
+    (``log["linear_1_1:2"]``). ``parents`` are node names, in argument order, repeated
+    when an argument repeats; ``ports`` names each parent's argument slot.
+    """
+
+    name: str
+    layer: str
+    pass_index: int
+    num_passes: int
+    op_type: str
+    role: str
+    shape: tuple[Dim, ...] | None
+    dtype: str | None
+    parents: tuple[str, ...] = ()
+    ports: tuple[str, ...] = ()
+    function: str | None = None
+    module_calls: tuple[str, ...] = ()
+    module_path: str | None = None
+    duration_s: float | None = None
+    flops: int | None = None
+    nbytes: int | None = None
+    num_params: int = 0
+    params: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    multi_output_index: int | None = None
+    buffer_address: str | None = None
+    buffer_access: str | None = None
+    location: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ModuleCallIR:
+    """One call of an ``nn.Module``: ``label`` is TorchLens' ``'<address>:<call>'``."""
+
+    label: str
+    address: str
+    call_index: int
+    class_name: str
+    parent: str | None
+    num_params: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Honesty:
+    """What TorchLens says about how far the capture can be trusted."""
+
+    capture_status: str = "unknown"
+    reason: str | None = None
+    verified: bool | None = None
+    structure_only: bool = False
+    state: str | None = None
+    interventions: tuple[tuple[str, str, str, int], ...] = ()
+    trace_op_count: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class DiffRow:
+    """One settled row of TorchLens' guarded differential, keyed by the subject op."""
+
+    status: str
+    subject: str | None
+    reference: str | None
+    max_abs_delta: float | None
+    verdict: str | None
+    detail: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class DiffIR:
+    """The differential between the subject trace and a baseline trace."""
+
+    rows: tuple[DiffRow, ...]
+    counts: tuple[tuple[str, int], ...]
+    source: str
+    subject_name: str
+    reference_name: str
+
+
+@dataclass(frozen=True, slots=True)
+class TraceIR:
+    """A whole trace: ops in execution order, module calls in call order, honesty facts."""
+
+    ops: tuple[OpIR, ...]
+    calls: tuple[ModuleCallIR, ...] = ()
+    model_class: str = "Model"
+    honesty: Honesty = field(default_factory=Honesty)
+    torchlens_version: str = ""
+    torch_version: str = ""

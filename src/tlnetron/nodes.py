@@ -1,0 +1,204 @@
+"""Stage 2b: shared node building for every view (curated properties, I/O, ranks).
+
+Turns IR ops into :class:`~tlnetron.projection.PNode` with the attribute and metadata rows
+of ``schema/node-properties.schema.json``, worded per :mod:`tlnetron.facts`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ._generated.vocab import NodeAttr, NodeMeta, NodeRole
+from .facts import Facts, bytes_text, count_text, duration_text, flops_text
+from .ir import ROLE_BUFFER, ROLE_INPUT, ROLE_OUTPUT, OpIR
+from .projection import PGraph, PNode, PValue, shape_text, tensor_type, untyped_reason
+
+__all__ = [
+    "DOMAIN_LOSSY",
+    "DOMAIN_MODULE",
+    "fact_metadata",
+    "graph_io",
+    "input_names_value",
+    "one_line",
+    "op_facts",
+    "op_node",
+    "op_value",
+    "root_ranks",
+]
+
+DOMAIN_LOSSY = "ai.torchlens.lossy"
+DOMAIN_MODULE = "ai.torchlens.module"
+
+
+def one_line(text: str) -> str:
+    """Text for a single-line field: line breaks shown as ``\\n`` instead of breaking rows."""
+    if "\n" in text or "\r" in text:
+        return text.replace("\r\n", "\\n").replace("\n", "\\n").replace("\r", "\\r")
+    return text
+
+
+def input_names_value(ports: Iterable[str]) -> str | None:
+    """Netron's ``input_names`` hook value (a Python list repr), or None when not expressible."""
+    items = list(ports)
+    if not items or any(("'" in p or "\n" in p or "\r" in p or not p) for p in items):
+        return None
+    return "[" + ", ".join(f"'{p}'" for p in items) + "]"
+
+
+def op_facts(op: OpIR) -> Facts:
+    return Facts(
+        duration_s=op.duration_s,
+        flops=op.flops,
+        nbytes=op.nbytes,
+        op_count=1 if op.role not in (ROLE_INPUT, ROLE_OUTPUT, ROLE_BUFFER) else None,
+    )
+
+
+def fact_metadata(facts: Facts, *, unknown_flops: int = 0) -> list[tuple[str, str]]:
+    """Worded fact rows for node metadataProps (absent facts give no row)."""
+    rows: list[tuple[str, str]] = []
+    if facts.inclusive:
+        if facts.duration_s is not None:
+            rows.append((NodeMeta.INCLUSIVE_OBSERVED_DURATION, f"{duration_text(facts.duration_s)} observed, inclusive of every op inside"))
+        if facts.flops is not None:
+            note = f"; {unknown_flops} ops inside have no FLOP rule" if unknown_flops else ""
+            rows.append((NodeMeta.INCLUSIVE_ESTIMATED_FLOPS, f"{flops_text(facts.flops)} estimated, inclusive{note}"))
+        if facts.nbytes is not None:
+            rows.append((NodeMeta.INCLUSIVE_CAPTURED_BYTES, f"{bytes_text(facts.nbytes)} of captured tensors, inclusive"))
+        if facts.op_count:
+            rows.append((NodeMeta.INCLUSIVE_OP_COUNT, f"{count_text(facts.op_count)} ops, inclusive"))
+        return rows
+    if facts.passes > 1:
+        if facts.duration_s is not None:
+            per = facts.duration_s / facts.passes
+            rows.append((NodeMeta.TOTAL_OBSERVED_DURATION, f"{duration_text(facts.duration_s)} observed over {facts.passes} passes ({duration_text(per)} per pass)"))
+        if facts.flops is not None:
+            rows.append((NodeMeta.ESTIMATED_FLOPS, f"{flops_text(facts.flops)} estimated, summed over {facts.passes} passes"))
+        if facts.nbytes is not None:
+            rows.append((NodeMeta.CAPTURED_BYTES, f"{bytes_text(facts.nbytes)} captured, summed over {facts.passes} passes"))
+        return rows
+    if facts.duration_s is not None:
+        rows.append((NodeMeta.OBSERVED_DURATION, f"{duration_text(facts.duration_s)} observed wall time"))
+    if facts.flops is not None:
+        rows.append((NodeMeta.ESTIMATED_FLOPS, f"{flops_text(facts.flops)} (estimate)"))
+    if facts.nbytes is not None:
+        rows.append((NodeMeta.CAPTURED_BYTES, f"{bytes_text(facts.nbytes)} captured output tensor"))
+    return rows
+
+
+def _params_text(op: OpIR) -> str | None:
+    if not op.params:
+        return None
+    return ", ".join(
+        f"{one_line(n)} {'×'.join(str(d) for d in s) if s else 'scalar'}" for n, s in op.params
+    )
+
+
+def op_value(op: OpIR) -> PValue:
+    """The value an op produces (named like the op)."""
+    return PValue(op.name, tensor_type(op.shape, op.dtype))
+
+
+def op_node(op: OpIR, inputs: tuple[str, ...], ports: tuple[str, ...], *, domain: str = DOMAIN_LOSSY) -> PNode:
+    """A node for one op (or buffer pseudo-op) with its curated properties."""
+    attrs: list[tuple[str, str | int]] = []
+    if op.function:
+        attrs.append((NodeAttr.FUNCTION, one_line(op.function)))
+    if op.module_path:
+        attrs.append((NodeAttr.MODULE_PATH, one_line(op.module_path)))
+    if op.num_params > 0:
+        attrs.append((NodeAttr.NUM_PARAMS, op.num_params))
+        text = _params_text(op)
+        if text:
+            attrs.append((NodeAttr.PARAMS, text))
+    if op.name != op.layer:
+        attrs.append((NodeAttr.LAYER, one_line(op.layer)))
+    if op.num_passes > 1:
+        attrs.append((NodeAttr.PASS, op.pass_index))
+        attrs.append((NodeAttr.PASSES, op.num_passes))
+    if op.multi_output_index is not None:
+        attrs.append((NodeAttr.MULTI_OUTPUT_INDEX, op.multi_output_index))
+    if op.buffer_address:
+        attrs.append((NodeAttr.BUFFER_ADDRESS, one_line(op.buffer_address)))
+    if op.buffer_access:
+        attrs.append((NodeAttr.BUFFER_ACCESS, op.buffer_access))
+    if tensor_type(op.shape, op.dtype) is None:
+        attrs.append((NodeAttr.UNTYPED_OUTPUT, untyped_reason(op.shape, op.dtype)))
+    meta: list[tuple[str, str]] = []
+    names = input_names_value(ports)
+    if names is not None and inputs:
+        meta.append((NodeMeta.INPUT_NAMES, names))
+    facts = op_facts(op)
+    meta.extend(fact_metadata(facts))
+    doc_lines = []
+    if op.function:
+        doc_lines.append(f"torch function: {op.function}")
+    if op.location:
+        doc_lines.append(f"called at: {op.location}")
+    doc_lines.append(f"TorchLens label: {op.name} (log[{op.name!r}] finds it)")
+    if op.shape is not None:
+        doc_lines.append(f"output: {op.dtype or 'unknown dtype'} {shape_text(op.shape)}")
+    role = NodeRole.BUFFER if op.role == ROLE_BUFFER else NodeRole.OP
+    return PNode(
+        name=op.name,
+        op_type=op.op_type or "op",
+        domain=domain,
+        role=role,
+        inputs=inputs,
+        outputs=(op.name,),
+        attributes=tuple(sorted(attrs)),
+        metadata=tuple(sorted(meta)),
+        doc="\n".join(doc_lines),
+        facts=facts,
+    )
+
+
+def graph_io(
+    inputs: list[OpIR], outputs: list[OpIR], produced: dict[str, PValue], input_values: dict[str, PValue]
+) -> tuple[tuple[PValue, ...], list[PNode], tuple[PValue, ...]]:
+    """Graph inputs, extra output nodes, and graph outputs.
+
+    A model output is the value its parent produces. When that value is a graph input or
+    already a graph output (a model returning ``(x, x)``), an ``output`` node of its own
+    carries it, so every output op stays visible and the checker's rules hold.
+    """
+    g_inputs = tuple(input_values[op.name] for op in inputs)
+    extra: list[PNode] = []
+    g_outputs: list[PValue] = []
+    used: set[str] = set()
+    for op in outputs:
+        parent = op.parents[0] if op.parents else None
+        source = produced.get(parent) if parent else None
+        if source is not None and parent not in input_values and parent not in used:
+            g_outputs.append(PValue(source.name, source.type, doc=f"model output {op.name}"))
+            used.add(source.name)
+            continue
+        ty = source.type if source is not None else tensor_type(op.shape, op.dtype)
+        extra.append(
+            PNode(
+                name=op.name,
+                op_type="output",
+                domain=DOMAIN_LOSSY,
+                role=NodeRole.OUTPUT,
+                inputs=(parent,) if (parent and (parent in produced or parent in input_values)) else (),
+                outputs=(op.name,),
+                doc=f"TorchLens output pseudo-op {op.name}: this model output repeats another output or a model input.",
+            )
+        )
+        g_outputs.append(PValue(op.name, ty, doc=f"model output {op.name}"))
+        used.add(op.name)
+    return g_inputs, extra, tuple(g_outputs)
+
+
+def root_ranks(graph: PGraph) -> int:
+    """Longest path through the graph counted in boxes (inputs and outputs included)."""
+    depth: dict[str, int] = {v.name: 1 for v in graph.inputs}
+    best = 1 if graph.inputs else 0
+    for node in graph.nodes:  # nodes are in topological order
+        d = 1 + max((depth.get(i, 0) for i in node.inputs), default=0)
+        for o in node.outputs:
+            depth[o] = d
+        best = max(best, d)
+    for v in graph.outputs:
+        best = max(best, depth.get(v.name, 0) + 1)
+    return best

@@ -1,0 +1,162 @@
+"""Stage 2 output: a projection of the trace, ready to become ONNX (shared by all views).
+
+A projection is the graph tlnetron will draw: nodes with curated properties, typed values,
+and (module view) function bodies. Views (:mod:`view_op`, :mod:`view_rolled`,
+:mod:`view_module`) build it from the IR; :mod:`onnx_build` and :mod:`companion` read it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .facts import Facts
+from .ir import Dim
+
+__all__ = [
+    "ELEM_TYPES",
+    "PFunction",
+    "PGraph",
+    "PNode",
+    "PValue",
+    "Projection",
+    "TensorType",
+    "shape_text",
+    "tensor_type",
+    "untyped_reason",
+]
+
+# torch dtype name -> ONNX TensorProto.DataType, for IR version 10. Dtypes missing here have
+# no faithful ONNX element type (e.g. complex32, quantized dtypes, packed float4 x2); their
+# edges stay untyped and the producing node says why.
+ELEM_TYPES: dict[str, int] = {
+    "float32": 1,
+    "uint8": 2,
+    "int8": 3,
+    "uint16": 4,
+    "int16": 5,
+    "int32": 6,
+    "int64": 7,
+    "bool": 9,
+    "float16": 10,
+    "float64": 11,
+    "uint32": 12,
+    "uint64": 13,
+    "complex64": 14,
+    "complex128": 15,
+    "bfloat16": 16,
+    "float8_e4m3fn": 17,
+    "float8_e4m3fnuz": 18,
+    "float8_e5m2": 19,
+    "float8_e5m2fnuz": 20,
+    "uint4": 21,
+    "int4": 22,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class TensorType:
+    """A value's element type and static shape (every dim a non-negative int)."""
+
+    elem_type: int
+    shape: tuple[int, ...]
+
+
+def tensor_type(shape: tuple[Dim, ...] | None, dtype: str | None) -> TensorType | None:
+    """The ONNX type of a traced tensor, or None when it cannot be stated faithfully."""
+    if shape is None or dtype is None:
+        return None
+    elem = ELEM_TYPES.get(dtype)
+    if elem is None:
+        return None
+    dims: list[int] = []
+    for d in shape:
+        if not isinstance(d, int) or isinstance(d, bool) or d < 0:
+            return None
+        dims.append(d)
+    return TensorType(elem, tuple(dims))
+
+
+def untyped_reason(shape: tuple[Dim, ...] | None, dtype: str | None) -> str:
+    """Why :func:`tensor_type` returned None, worded for the sidebar."""
+    if dtype is None:
+        return "the output is not a tensor TorchLens recorded a dtype for"
+    if dtype not in ELEM_TYPES:
+        return f"torch.{dtype} has no ONNX element type; shape {shape_text(shape)} kept here"
+    return f"the shape {shape_text(shape)} is not one static shape"
+
+
+def shape_text(shape: tuple[Dim, ...] | None) -> str:
+    if shape is None:
+        return "unknown"
+    return "[" + ", ".join(str(d) for d in shape) + "]"
+
+
+@dataclass(frozen=True, slots=True)
+class PValue:
+    """A named value (an edge); ``type`` None means untyped (disclosed on its producer)."""
+
+    name: str
+    type: TensorType | None
+    doc: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class PNode:
+    """One node Netron draws.
+
+    ``attributes`` and ``metadata`` are sorted ``(name, value)`` pairs matching
+    ``schema/node-properties.schema.json``; ``facts`` feed the companion.
+    ``calls`` names the function a module-call node resolves to (module view).
+    """
+
+    name: str
+    op_type: str
+    domain: str
+    role: str
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    attributes: tuple[tuple[str, str | int], ...] = ()
+    metadata: tuple[tuple[str, str], ...] = ()
+    doc: str = ""
+    facts: Facts = field(default_factory=Facts)
+    diff: tuple[tuple[str, str], ...] = ()
+    overload: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class PGraph:
+    """A graph body: the root graph, or a function body."""
+
+    name: str
+    nodes: tuple[PNode, ...]
+    inputs: tuple[PValue, ...]
+    outputs: tuple[PValue, ...]
+    values: tuple[PValue, ...]
+    doc: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class PFunction:
+    """A FunctionProto: one module call (module view), keyed by ``(domain, name, overload)``."""
+
+    name: str
+    domain: str
+    body: PGraph
+    overload: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Projection:
+    """What a view hands to the builders."""
+
+    granularity: str
+    graph: PGraph
+    functions: tuple[PFunction, ...] = ()
+    depth: int | None = None
+    depth_reason: str | None = None
+    show_buffers: str = "meaningful"
+    hidden_buffers: int = 0
+    hidden_ops: int = 0
+    warnings: tuple[str, ...] = ()
+    root_ranks: int = 0
+    totals: Facts = field(default_factory=Facts)

@@ -1,0 +1,363 @@
+"""Stage 1, the trace reader: the ONLY module that touches torchlens.
+
+Reads a finished ``torchlens`` ``Trace`` through its public attributes (never through
+``torchlens.export`` internals) into tlnetron's own IR (:mod:`tlnetron.ir`). Pinned to the
+torchlens range in ``pyproject.toml``; every attribute used here is listed in
+``shared/reference/torchlens-trace-api.md``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from ._generated.vocab import ErrorCode
+from .errors import TlnetronError
+from .ir import (
+    ROLE_BUFFER,
+    ROLE_INPUT,
+    ROLE_OP,
+    ROLE_OUTPUT,
+    Dim,
+    Honesty,
+    ModuleCallIR,
+    OpIR,
+    TraceIR,
+)
+
+__all__ = ["is_trace", "load_saved_trace", "read_trace", "trace_classes"]
+
+
+def trace_classes() -> tuple[type, ...]:
+    """The torchlens classes accepted as a trace."""
+    import torchlens
+
+    return (torchlens.Trace,)
+
+
+def is_trace(obj: object) -> bool:
+    """True when ``obj`` is a torchlens ``Trace``."""
+    try:
+        return isinstance(obj, trace_classes())
+    except Exception:  # torchlens missing or broken: nothing is a trace
+        return False
+
+
+def _dtype_name(dtype: Any) -> str | None:
+    if dtype is None:
+        return None
+    text = str(dtype)
+    return text[6:] if text.startswith("torch.") else text
+
+
+def _shape(shape: Any) -> tuple[Dim, ...] | None:
+    if shape is None:
+        return None
+    try:
+        dims = tuple(shape)
+    except TypeError:
+        return None
+    out: list[Dim] = []
+    for d in dims:
+        if isinstance(d, bool):
+            return None
+        if isinstance(d, int):
+            out.append(int(d))
+        elif isinstance(d, str):
+            out.append(d)
+        else:
+            try:
+                out.append(int(d))
+            except (TypeError, ValueError):
+                return None
+    return tuple(out)
+
+
+def _finite_float(value: Any) -> float | None:
+    if value is None:
+        return None
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) else None
+
+
+def _count(value: Any) -> int | None:
+    """An int count (FLOPs may arrive as float-valued Flops); None when unknown."""
+    f = _finite_float(value)
+    if f is None or f < 0:
+        return None
+    return int(round(f))
+
+
+def _port_names(arg_positions: Any, parents_raw: tuple[str, ...]) -> dict[str, list[str]]:
+    """Map each raw parent reference to the argument slots it fills, in order."""
+    slots: dict[str, list[str]] = {}
+    if not isinstance(arg_positions, dict):
+        return slots
+    args = arg_positions.get("args") or {}
+    for pos in sorted(args, key=lambda p: p if isinstance(p, tuple) else (p,)):
+        ref = args[pos]
+        if isinstance(pos, tuple):
+            name = f"arg{pos[0]}" + "".join(f"[{p}]" for p in pos[1:])
+        else:
+            name = f"arg{pos}"
+        slots.setdefault(str(ref), []).append(name)
+    kwargs = arg_positions.get("kwargs") or {}
+    for key, ref in kwargs.items():
+        if isinstance(key, tuple):
+            name = str(key[0]) + "".join(f"[{p}]" for p in key[1:])
+        else:
+            name = str(key)
+        slots.setdefault(str(ref), []).append(name)
+    return slots
+
+
+def _location(code_context: Any) -> str | None:
+    """The innermost model frame (the caller of trace() is last; torch frames skipped)."""
+    if not code_context:
+        return None
+    frames = list(code_context)[:-1] or list(code_context)
+    chosen = None
+    for frame in frames:
+        file = str(getattr(frame, "file", "") or "")
+        if "/torch/" not in file:
+            chosen = frame
+    frame = chosen if chosen is not None else frames[-1]
+    file = getattr(frame, "file", None)
+    if not file:
+        return None
+    return f"{Path(str(file)).name}:{getattr(frame, 'line_number', '?')} in {getattr(frame, 'func_qualname', None) or getattr(frame, 'func_name', '?')}"
+
+
+def _buffer_access(op: Any) -> str | None:
+    kind = getattr(op, "buffer_write_kind", None)
+    if kind is None:
+        return "read" if not op.parents else "write"
+    return f"write ({kind})" if kind in ("inplace", "fused") else "write"
+
+
+def read_trace(log: Any) -> TraceIR:
+    """Read a finished ``Trace`` into tlnetron's IR.
+
+    Args:
+        log: a ``torchlens.Trace``.
+
+    Returns:
+        The :class:`~tlnetron.ir.TraceIR`.
+
+    Raises:
+        TlnetronError: ``not_a_trace`` when ``log`` is not a Trace; ``trace_unreadable``
+            when the trace lacks what the exporter needs.
+    """
+    if not is_trace(log):
+        raise TlnetronError(
+            ErrorCode.NOT_A_TRACE,
+            f"expected a torchlens Trace, got {type(log).__name__}.",
+            where="trace",
+            remedy="pass the object returned by torchlens.trace(model, x), or a trace loaded with torchlens.load(path).",
+        )
+    try:
+        return _read(log)
+    except TlnetronError:
+        raise
+    except Exception as exc:  # a trace torchlens could not complete, or an API drift
+        raise TlnetronError(
+            ErrorCode.TRACE_UNREADABLE,
+            f"could not read the trace ({type(exc).__name__}: {exc}).",
+            where="trace",
+            remedy="trace the model again with the supported torchlens version (see tlnetron's pyproject.toml) and retry.",
+        ) from exc
+
+
+def _read(log: Any) -> TraceIR:
+    raw_ops = list(log.ops)
+    passes = Counter(op.layer_label for op in raw_ops)
+    # Every reference form (full 'x:N', bare layer label for single-pass layers) -> node name.
+    name_of: dict[str, str] = {}
+    for op in raw_ops:
+        layer = op.layer_label
+        name = layer if passes[layer] == 1 else op.label
+        name_of[op.label] = name
+        if passes[layer] == 1:
+            name_of[layer] = name
+    ops: list[OpIR] = []
+    for op in raw_ops:
+        layer = op.layer_label
+        n_passes = passes[layer]
+        name = name_of[op.label]
+        if op.is_input:
+            role = ROLE_INPUT
+        elif op.is_output:
+            role = ROLE_OUTPUT
+        elif op.is_buffer:
+            role = ROLE_BUFFER
+        else:
+            role = ROLE_OP
+        parents_raw = tuple(str(p) for p in op.parents)
+        slots = _port_names(op.parent_arg_positions, parents_raw)
+        parents: list[str] = []
+        ports: list[str] = []
+        used: Counter[str] = Counter()
+        for ref in parents_raw:
+            parents.append(name_of.get(ref) or name_of[log.ops[ref].label])
+            names = slots.get(ref, [])
+            k = used[ref]
+            used[ref] += 1
+            ports.append(names[k] if k < len(names) else f"in{len(ports)}")
+        is_compute = role == ROLE_OP
+        params: tuple[tuple[str, tuple[int, ...]], ...] = ()
+        n_params = 0
+        if is_compute:
+            n_params = int(op.num_params or 0)
+            if n_params:
+                names_p = list(op.param_names or ())
+                shapes_p = list(op.param_shapes or ())
+                params = tuple(
+                    (str(n), tuple(int(d) for d in s)) for n, s in zip(names_p, shapes_p)
+                )
+        calls = tuple(str(c) for c in (op.module_call_stack or ()))
+        address = getattr(op, "address", None)
+        ops.append(
+            OpIR(
+                name=name,
+                layer=layer,
+                pass_index=int(op.pass_index or 1),
+                num_passes=n_passes,
+                op_type=str(op.type),
+                role=role,
+                shape=_shape(op.shape),
+                dtype=_dtype_name(op.dtype),
+                parents=tuple(parents),
+                ports=tuple(ports),
+                function=(str(op.func_qualname or op.func_name) if is_compute else None),
+                module_calls=calls,
+                module_path=(str(address) if (address and role != ROLE_BUFFER and calls) else None),
+                duration_s=_finite_float(op.func_duration) if is_compute else None,
+                flops=_count(op.flops_forward) if is_compute else None,
+                nbytes=_count(op.activation_memory) if role in (ROLE_OP, ROLE_INPUT, ROLE_BUFFER) else None,
+                num_params=n_params,
+                params=params,
+                multi_output_index=(
+                    int(op.multi_output_index)
+                    if getattr(op, "in_multi_output", False) and op.multi_output_index is not None
+                    else None
+                ),
+                buffer_address=str(address) if role == ROLE_BUFFER and address else None,
+                buffer_access=_buffer_access(op) if role == ROLE_BUFFER else None,
+                location=_location(op.code_context) if is_compute else None,
+            )
+        )
+    return TraceIR(
+        ops=tuple(ops),
+        calls=_read_calls(log),
+        model_class=str(log.modules["self"].class_name or "Model"),
+        honesty=_read_honesty(log),
+        torchlens_version=_version("torchlens"),
+        torch_version=_version("torch"),
+    )
+
+
+def _read_calls(log: Any) -> tuple[ModuleCallIR, ...]:
+    modules = log.modules
+    classes: dict[str, str] = {}
+    params: dict[str, int] = {}
+    out: list[ModuleCallIR] = []
+    for call in log.module_calls:
+        address = str(call.address)
+        if address == "self":
+            continue
+        if address not in classes:
+            module = modules[address]
+            classes[address] = str(module.class_name or "Module")
+            params[address] = int(module.num_params or 0)
+        parent = call.call_parent_label
+        parent = None if (parent is None or str(parent).startswith("self:")) else str(parent)
+        out.append(
+            ModuleCallIR(
+                label=str(call.call_label),
+                address=address,
+                call_index=int(call.call_index),
+                class_name=classes[address],
+                parent=parent,
+                num_params=params[address],
+            )
+        )
+    return tuple(out)
+
+
+def _read_honesty(log: Any) -> Honesty:
+    outcome = getattr(log, "outcome", None)
+    status = getattr(getattr(outcome, "status", None), "value", None) or "unknown"
+    reason = getattr(outcome, "reason", None)
+    state = getattr(log, "state", None)
+    state_text = getattr(state, "value", None) if state is not None else None
+    interventions = []
+    for row in getattr(log, "intervention_audit", None) or ():
+        if isinstance(row, dict):
+            sites = row.get("sites")
+            n_sites = len(sites) if isinstance(sites, (list, tuple)) else int(sites or 0)
+            interventions.append(
+                (
+                    str(row.get("kind", "")),
+                    str(row.get("edit", "")),
+                    str(row.get("selection_repr", "")),
+                    n_sites,
+                )
+            )
+    return Honesty(
+        capture_status=str(status),
+        reason=str(reason) if reason else None,
+        verified=getattr(log, "capture_verified", None),
+        structure_only=bool(getattr(log, "structure_only", False)),
+        state=str(state_text).lower() if state_text else None,
+        interventions=tuple(interventions),
+        trace_op_count=int(getattr(log, "num_ops", 0) or 0),
+    )
+
+
+def _version(dist: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(dist)
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def load_saved_trace(path: str | Path) -> Any:
+    """Load a trace saved with ``torchlens.save`` (this UNPICKLES: load only files you trust).
+
+    Raises:
+        TlnetronError: ``trace_unreadable`` when the path is not a TorchLens save.
+    """
+    p = Path(path)
+    if not p.is_dir() or not (p / "manifest.json").is_file():
+        raise TlnetronError(
+            ErrorCode.TRACE_UNREADABLE,
+            f"{str(p)!r} is not a TorchLens save (a folder with manifest.json written by torchlens.save).",
+            where=str(p),
+            remedy="save the trace with torchlens.save(log, 'run.tlspec') and pass that folder.",
+        )
+    import torchlens
+
+    try:
+        log = torchlens.load(str(p))
+    except Exception as exc:
+        raise TlnetronError(
+            ErrorCode.TRACE_UNREADABLE,
+            f"torchlens could not load {str(p)!r} ({type(exc).__name__}: {exc}).",
+            where=str(p),
+            remedy="re-save the trace with the installed torchlens version.",
+        ) from exc
+    if not is_trace(log):
+        raise TlnetronError(
+            ErrorCode.TRACE_UNREADABLE,
+            f"{str(p)!r} did not load as a Trace (got {type(log).__name__}).",
+            where=str(p),
+            remedy="pass a folder written by torchlens.save(log, ...).",
+        )
+    return log

@@ -1,0 +1,209 @@
+"""Stage 4, validation: what ``export`` checks before writing and ``tlnetron validate`` reports.
+
+Problems are *collected* (``iter_*`` functions yield :class:`~tlnetron.errors.Problem`),
+each with a stable code, where it is, and what is wrong. The companion rules live once: the
+companion schema plus :func:`companion_problems`'s cross-reference check (targets name
+something Netron shows; no two rows share kind, target and name; values are finite).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import onnx
+from google.protobuf import json_format
+
+from ._generated.vocab import CompanionKind, NodeRole, ValidationCode
+from .errors import Problem
+from .metadata import decode_metadata
+from .nodes import DOMAIN_LOSSY, DOMAIN_MODULE
+from .schemas import SchemaViolation, validate
+
+__all__ = [
+    "Shown",
+    "artifact_problems",
+    "check_onnx",
+    "companion_problems",
+    "parse_artifact",
+    "shown_in_model",
+]
+
+_SNAKE = ("ir_version", "producer_name", "opset_import", "metadata_props")
+_CAMEL = ("irVersion", "producerName", "opsetImport", "metadataProps")
+
+
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """Names Netron shows, per companion kind (matched up to the first newline)."""
+
+    nodes: frozenset[str]
+    values: frozenset[str]
+    functions: frozenset[str]
+    tensors: frozenset[str] = frozenset()
+
+    def targets(self, kind: str) -> frozenset[str] | None:
+        return {
+            CompanionKind.NODE: self.nodes,
+            CompanionKind.VALUE: self.values,
+            CompanionKind.GRAPH: self.functions | {""},
+            CompanionKind.TENSOR: self.tensors,
+            CompanionKind.MODEL: frozenset({""}),
+        }.get(kind)
+
+
+def _first_line(name: str) -> str:
+    return name.split("\n", 1)[0]
+
+
+def shown_in_model(model: onnx.ModelProto) -> Shown:
+    """What Netron shows for ``model``: node names of the top graph and every function body."""
+    nodes: set[str] = set()
+    values: set[str] = set()
+    for body in (model.graph, *model.functions):
+        for n in body.node:
+            if n.name:
+                nodes.add(_first_line(n.name))
+            values.update(_first_line(o) for o in n.output if o)
+    values.update(_first_line(v.name) for v in (*model.graph.input, *model.graph.output))
+    for f in model.functions:
+        values.update(_first_line(v) for v in (*f.input, *f.output))
+    return Shown(
+        nodes=frozenset(nodes),
+        values=frozenset(values),
+        functions=frozenset(f.name for f in model.functions),
+        tensors=frozenset(t.name for t in model.graph.initializer),
+    )
+
+
+def _finite(value: Any) -> bool:
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, list):
+        return all(_finite(v) for v in value)
+    return True
+
+
+def companion_problems(companion: Any, shown: Shown) -> Iterator[Problem]:
+    """Every row of ``companion`` Netron would drop or never show, as problems."""
+    code = ValidationCode.NETRON_ATTACHMENT_INVALID
+    if not isinstance(companion, dict):
+        yield Problem(code, "companion", "the top level must be a JSON object")
+        return
+    for section in ("metadata", "metrics"):
+        rows = companion.get(section)
+        if not isinstance(rows, list):
+            continue
+        for i, row in enumerate(rows):
+            if isinstance(row, dict) and not _finite(row.get("value")):
+                yield Problem(code, f"{section}[{i}]", "the value is not a finite number (NaN and infinity are not JSON; Netron cannot show them)")
+    try:
+        validate("companion", companion)
+    except SchemaViolation as exc:
+        yield Problem(code, exc.path.replace("data", "companion", 1), f"{exc} (rule {exc.rule})")
+        return
+    for section in ("metadata", "metrics"):
+        seen: dict[tuple[str, str, str], int] = {}
+        for i, row in enumerate(companion[section]):
+            where = f"{section}[{i}]"
+            kind, target, name = row["kind"], row["target"], row["name"]
+            names = shown.targets(kind)
+            if names is not None and target not in names:
+                what = {
+                    CompanionKind.NODE: "no node of the top graph or of any function body has this name (graph inputs are not nodes)",
+                    CompanionKind.VALUE: "no value has this name",
+                    CompanionKind.GRAPH: "no function has this name and it is not the empty target",
+                    CompanionKind.TENSOR: "no initializer has this name",
+                }.get(kind, "nothing shown has this name")
+                yield Problem(code, where, f"{kind} row {name!r} targets {target!r}: {what}; Netron would show it nowhere")
+            key = (kind, target, name)
+            if key in seen:
+                yield Problem(code, where, f"duplicates {section}[{seen[key]}] (same kind, target and name): Netron keeps only the last")
+            else:
+                seen[key] = i
+
+
+def parse_artifact(text: str) -> tuple[onnx.ModelProto | None, list[Problem]]:
+    """Strict-parse artifact JSON text the way Netron and ``json_format.Parse`` read it."""
+    problems: list[Problem] = []
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        return None, [Problem(ValidationCode.JSON_INVALID, "artifact", str(exc))]
+    if not isinstance(data, dict):
+        return None, [Problem(ValidationCode.JSON_INVALID, "artifact", "the top level must be a JSON object")]
+    snake = [k for k in _SNAKE if k in data]
+    if snake or not any(k in data for k in _CAMEL):
+        what = f"snake_case keys {snake}" if snake else f"none of {list(_CAMEL)} present"
+        problems.append(Problem(ValidationCode.NETRON_UNREADABLE, "artifact", f"Netron's ONNX JSON reader would not take it: {what}"))
+    model = onnx.ModelProto()
+    try:
+        json_format.Parse(text, model)
+    except json_format.ParseError as exc:
+        problems.append(Problem(ValidationCode.PROTO_PARSE_FAILED, "artifact", str(exc)))
+        return None, problems
+    return model, problems
+
+
+def check_onnx(model: onnx.ModelProto) -> str | None:
+    """Run ``onnx.checker.check_model(full_check=True)``; the failure text, or None."""
+    try:
+        onnx.checker.check_model(model, full_check=True)
+    except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as exc:
+        return str(exc).strip()
+    return None
+
+
+def _schema_problem(where: str, exc: SchemaViolation) -> Problem:
+    return Problem(ValidationCode.METADATA_INVALID, where, f"{exc} at {exc.path} (rule {exc.rule})")
+
+
+def node_problems(nodes: Iterable[onnx.NodeProto], where: str) -> Iterator[Problem]:
+    """Schema-check the attributes and metadataProps of tlnetron-domain nodes."""
+    for n in nodes:
+        if n.domain not in (DOMAIN_LOSSY, DOMAIN_MODULE):
+            continue
+        attrs: dict[str, Any] = {}
+        for a in n.attribute:
+            attrs[a.name] = onnx.helper.get_attribute_value(a)
+            if isinstance(attrs[a.name], bytes):
+                attrs[a.name] = attrs[a.name].decode("utf-8", "replace")
+        meta = {p.key: p.value for p in n.metadata_props}
+        role = NodeRole.MODULE_CALL if n.domain == DOMAIN_MODULE else NodeRole.OP
+        try:
+            validate("node-properties", {"role": role, "attributes": attrs, "metadata": meta})
+        except SchemaViolation as exc:
+            yield _schema_problem(f"{where} node {n.name!r}", exc)
+
+
+def artifact_problems(model: onnx.ModelProto) -> Iterator[Problem]:
+    """Checker and schema problems of a parsed artifact."""
+    failure = check_onnx(model)
+    if failure:
+        yield Problem(ValidationCode.ONNX_CHECKER_FAILED, "artifact", failure.splitlines()[0][:500])
+    rows = [(p.key, p.value) for p in model.metadata_props]
+    ours = model.producer_name == "tlnetron"
+    if not ours:
+        rows = [(k, v) for k, v in rows if k.startswith("torchlens.")]
+        if not rows:
+            return
+    decoded, problems = decode_metadata(rows)
+    for key, what in problems:
+        yield Problem(ValidationCode.METADATA_INVALID, f"metadataProps[{key}]", what)
+    if ours:
+        try:
+            validate("model-metadata", decoded)
+        except SchemaViolation as exc:
+            yield _schema_problem("metadataProps", exc)
+        baseline = decoded.get("torchlens.baseline")
+        if isinstance(baseline, dict):
+            try:
+                validate("baseline-summary", baseline)
+            except SchemaViolation as exc:
+                yield _schema_problem("metadataProps[torchlens.baseline]", exc)
+        yield from node_problems(model.graph.node, "graph")
+        for f in model.functions:
+            yield from node_problems(f.node, f"function {f.name!r}")

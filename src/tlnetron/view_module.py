@@ -1,0 +1,305 @@
+"""Stage 2, the module view (``granularity="module"``, the default).
+
+Each kept module call becomes a FunctionProto in ``ai.torchlens.module`` (name = class name,
+overload = the call label, so repeated calls stay distinct), called by one node in its
+parent's body. The root graph groups at a module depth (default: start at 1 and descend
+through single-call wrappers; an explicit ``depth=N`` is obeyed exactly); calls above that
+depth dissolve into the root, deeper ones nest behind Netron's drill-down. Single-op calls are
+inlined. A call's inputs are the values produced outside it and consumed inside (in order of
+first use); its outputs are the values produced inside and used outside (in production order).
+Everything is one pass over the ops in execution order, so the cost is linear in
+ops x nesting depth.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ._generated.vocab import Granularity, NodeAttr, NodeRole
+from .buffers import BufferResult, apply_buffer_policy
+from .facts import Facts, bytes_text, duration_text, flops_text, sum_facts
+from .ir import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, ModuleCallIR, OpIR, TraceIR
+from .nodes import DOMAIN_MODULE, fact_metadata, graph_io, one_line, op_facts, op_node, op_value, root_ranks
+from .projection import PFunction, PGraph, PNode, PValue, Projection
+
+__all__ = ["TRIVIAL_OP_TYPES", "project_module"]
+
+TRIVIAL_OP_TYPES = frozenset(
+    {"getitem", "getattr", "view", "reshape", "contiguous", "to", "type", "identity", "clone", "detach", "flatten", "squeeze", "unsqueeze"}
+)
+"""Ops that do not make a root graph a diagram on their own (issue: wrapped models)."""
+
+
+@dataclass
+class _Body:
+    call: ModuleCallIR | None
+    items: list[OpIR | ModuleCallIR] = field(default_factory=list)
+    inputs: dict[str, None] = field(default_factory=dict)
+    outputs: dict[str, None] = field(default_factory=dict)
+    facts: list[Facts] = field(default_factory=list)
+    unknown_flops: int = 0
+    hidden_buffers: int = 0
+    hidden_ops: int = 0
+
+
+def _depths(calls: tuple[ModuleCallIR, ...]) -> dict[str, int]:
+    by_label = {c.label: c for c in calls}
+    depth: dict[str, int] = {}
+    for c in calls:
+        chain = []
+        cur: ModuleCallIR | None = c
+        while cur is not None and cur.label not in depth:
+            chain.append(cur)
+            cur = by_label.get(cur.parent) if cur.parent else None
+        base = depth[cur.label] if cur is not None else 0
+        for node in reversed(chain):
+            base += 1
+            depth[node.label] = base
+    return depth
+
+
+def _root_summary(ops: tuple[OpIR, ...], counts: dict[str, int], depth: dict[str, int], d: int) -> tuple[set[str], bool]:
+    """Calls drawn at the root for grouping depth ``d``, and whether a non-trivial op is there."""
+    root_calls: set[str] = set()
+    substantive = False
+    for op in ops:
+        if op.role in (ROLE_INPUT, ROLE_OUTPUT):
+            continue
+        top = next((c for c in op.module_calls if depth.get(c, 0) >= d and counts.get(c, 0) >= 2), None)
+        if top is None:
+            if op.role == ROLE_OP and op.op_type not in TRIVIAL_OP_TYPES:
+                substantive = True
+        else:
+            root_calls.add(top)
+    return root_calls, substantive
+
+
+def _choose_depth(
+    ops: tuple[OpIR, ...], counts: dict[str, int], depth: dict[str, int], by_label: dict[str, ModuleCallIR]
+) -> tuple[int, str | None]:
+    max_depth = max(depth.values(), default=1)
+    d = 1
+    passed: list[str] = []
+    while d < max_depth:
+        root_calls, substantive = _root_summary(ops, counts, depth, d)
+        if len(root_calls) != 1 or substantive:
+            break
+        (only,) = root_calls
+        deeper, _ = _root_summary(ops, counts, depth, d + 1)
+        if len(deeper) <= 1 and deeper <= {only}:
+            break  # descending would not show more
+        passed.append(by_label[only].address)
+        d += 1
+    if not passed:
+        return d, None
+    names = ", then ".join(f"`{a}`" for a in passed)
+    return d, f"Grouped at module depth {d}: descended through single-call wrapper {names} (pass depth=1 to see the wrapper as one box)."
+
+
+def project_module(ir: TraceIR, show_buffers: str, depth_arg: int | None) -> Projection:
+    """Project ``ir`` as nested module calls grouped at ``depth_arg`` (None: automatic)."""
+    kept: BufferResult = apply_buffer_policy(ir.ops, show_buffers)
+    ops = kept.ops
+    by_label = {c.label: c for c in ir.calls}
+    depth = _depths(ir.calls)
+    counts: dict[str, int] = {}
+    for op in ops:
+        if op.role not in (ROLE_INPUT, ROLE_OUTPUT):
+            for c in op.module_calls:
+                counts[c] = counts.get(c, 0) + 1
+    if depth_arg is None:
+        d, reason = _choose_depth(ops, counts, depth, by_label)
+    else:
+        d, reason = depth_arg, None
+
+    def is_kept(label: str) -> bool:
+        return depth.get(label, 0) >= d and counts.get(label, 0) >= 2 and label in by_label
+
+    chains: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+    def chain_of(op: OpIR) -> tuple[str, ...]:
+        stack = op.module_calls
+        got = chains.get(stack)
+        if got is None:
+            got = chains[stack] = tuple(c for c in stack if is_kept(c))
+        return got
+
+    bodies: dict[str | None, _Body] = {None: _Body(None)}
+    home: dict[str, tuple[str, ...]] = {}
+    position: dict[str, int] = {}
+    inputs: list[OpIR] = []
+    outputs: list[OpIR] = []
+    for pos, op in enumerate(ops):
+        position[op.name] = pos
+        if op.role == ROLE_INPUT:
+            inputs.append(op)
+            home[op.name] = ()
+            continue
+        chain = () if op.role == ROLE_OUTPUT else chain_of(op)
+        for i, c in enumerate(chain):
+            if c not in bodies:
+                bodies[c] = _Body(by_label[c])
+                bodies[chain[i - 1] if i else None].items.append(by_label[c])
+        # Values crossing call boundaries become call inputs / outputs.
+        for parent in op.parents:
+            pchain = home.get(parent, ())
+            common = 0
+            for a, b in zip(pchain, chain):
+                if a != b:
+                    break
+                common += 1
+            for c in pchain[common:]:
+                bodies[c].outputs[parent] = None
+            for c in chain[common:]:
+                bodies[c].inputs.setdefault(parent, None)
+        if op.role == ROLE_OUTPUT:
+            outputs.append(op)
+            continue
+        home[op.name] = chain
+        bodies[chain[-1] if chain else None].items.append(op)
+        if op.role == ROLE_OP:
+            facts = op_facts(op)
+            for c in chain:
+                b = bodies[c]
+                b.facts.append(facts)
+                if op.flops is None:
+                    b.unknown_flops += 1
+    for call, n_buf, n_ops in kept.hidden_by_call:
+        cur: str | None = call or None
+        while cur is not None and cur not in bodies:
+            parent = by_label[cur].parent if cur in by_label else None
+            cur = parent
+        b = bodies[cur]
+        b.hidden_buffers += n_buf
+        b.hidden_ops += n_ops
+
+    values: dict[str, PValue] = {op.name: op_value(op) for op in ops if op.role != ROLE_OUTPUT}
+
+    def ordered_outputs(b: _Body) -> tuple[str, ...]:
+        return tuple(sorted(b.outputs, key=lambda n: position[n]))
+
+    functions: list[PFunction] = []
+    call_nodes: dict[str, PNode] = {}
+    for label, b in bodies.items():
+        if label is None or b.call is None:
+            continue
+        call = b.call
+        facts = sum_facts(b.facts, inclusive=True)
+        call_nodes[label] = _call_node(call, tuple(b.inputs), ordered_outputs(b), facts, b)
+
+    def body_nodes(b: _Body) -> tuple[list[PNode], list[PValue]]:
+        nodes: list[PNode] = []
+        vals: list[PValue] = []
+        for item in b.items:
+            if isinstance(item, ModuleCallIR):
+                node = call_nodes[item.label]
+                nodes.append(node)
+                vals.extend(values[o] for o in node.outputs)
+            else:
+                nodes.append(op_node(item, item.parents, item.ports))
+                vals.append(values[item.name])
+        return nodes, vals
+
+    for label, b in bodies.items():
+        if label is None or b.call is None:
+            continue
+        nodes, vals = body_nodes(b)
+        outs = ordered_outputs(b)
+        out_set = set(outs)
+        body = PGraph(
+            name=b.call.class_name,
+            nodes=tuple(nodes),
+            inputs=tuple(values[i] for i in b.inputs),
+            outputs=tuple(values[o] for o in outs),
+            values=tuple(v for v in vals if v.name not in out_set),
+            doc=_function_doc(b.call, call_nodes[label]),
+        )
+        functions.append(PFunction(name=b.call.class_name, domain=DOMAIN_MODULE, body=body, overload=b.call.label))
+
+    root = bodies[None]
+    nodes, vals = body_nodes(root)
+    produced = {v.name: v for v in vals}
+    input_values = {op.name: values[op.name] for op in inputs}
+    g_inputs, extra, g_outputs = graph_io(inputs, outputs, produced, input_values)
+    nodes.extend(extra)
+    out_names = {v.name for v in g_outputs}
+    graph = PGraph(
+        name=ir.model_class,
+        nodes=tuple(nodes),
+        inputs=g_inputs,
+        outputs=g_outputs,
+        values=tuple(v for v in vals if v.name not in out_names),
+        doc=_hidden_text(root.hidden_buffers, root.hidden_ops, "at the root"),
+    )
+    leaf_facts = [op_facts(op) for op in ops if op.role == ROLE_OP]
+    return Projection(
+        granularity=Granularity.MODULE,
+        graph=graph,
+        functions=tuple(functions),
+        depth=d,
+        depth_reason=reason,
+        show_buffers=show_buffers,
+        hidden_buffers=kept.hidden_buffers,
+        hidden_ops=kept.hidden_ops,
+        root_ranks=root_ranks(graph),
+        totals=sum_facts(leaf_facts, inclusive=False),
+    )
+
+
+def _hidden_text(buffers: int, ops: int, where: str) -> str:
+    if not buffers and not ops:
+        return ""
+    return f"Hidden by the buffer policy {where}: {buffers} buffer(s), {ops} counter-update op(s)."
+
+
+def _call_node(call: ModuleCallIR, inputs: tuple[str, ...], outputs: tuple[str, ...], facts: Facts, b: _Body) -> PNode:
+    attrs: list[tuple[str, str | int]] = [
+        (NodeAttr.CLASS_NAME, one_line(call.class_name)),
+        (NodeAttr.MODULE_PATH, one_line(call.address)),
+        (NodeAttr.CALL_INDEX, call.call_index),
+    ]
+    if call.num_params > 0:
+        attrs.append((NodeAttr.NUM_PARAMS, call.num_params))
+    hidden = _hidden_text(b.hidden_buffers, b.hidden_ops, "inside this call")
+    if hidden:
+        attrs.append((NodeAttr.HIDDEN, hidden))
+    meta = fact_metadata(facts, unknown_flops=b.unknown_flops)
+    doc = (
+        f"Module call {call.label}: {call.class_name} at `{call.address}`, call {call.call_index}.\n"
+        "Drill in with the ƒ button at the right of the box header."
+    )
+    return PNode(
+        name=call.label,
+        op_type=call.class_name,
+        domain=DOMAIN_MODULE,
+        role=NodeRole.MODULE_CALL,
+        inputs=inputs,
+        outputs=outputs,
+        attributes=tuple(sorted(attrs)),
+        metadata=tuple(sorted(meta)),
+        doc=doc,
+        facts=facts,
+        overload=call.label,
+    )
+
+
+def _function_doc(call: ModuleCallIR, node: PNode) -> str:
+    lines = [f"**{call.class_name}** — `{call.address}`, call {call.call_index} (TorchLens module call `{call.label}`)."]
+    f = node.facts
+    parts = []
+    if f.duration_s is not None:
+        parts.append(f"{duration_text(f.duration_s)} observed")
+    if f.flops is not None:
+        parts.append(f"{flops_text(f.flops)} estimated")
+    if f.nbytes is not None:
+        parts.append(f"{bytes_text(f.nbytes)} captured")
+    if f.op_count:
+        parts.append(f"{f.op_count} ops")
+    if parts:
+        lines.append("Inclusive of every op inside: " + "; ".join(parts) + ".")
+    if call.num_params:
+        lines.append(f"Parameters (including submodules): {call.num_params:,}.")
+    for key, value in node.attributes:
+        if key == NodeAttr.HIDDEN:
+            lines.append(str(value))
+    return "\n\n".join(lines)

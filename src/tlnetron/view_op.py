@@ -1,0 +1,51 @@
+"""Stage 2, the op view (``granularity="op"``): every leaf op flat.
+
+Every kept op is one node named by its verbatim TorchLens label; graph inputs and outputs
+are the model's inputs and outputs; every value is typed where a faithful ONNX type exists.
+"""
+
+from __future__ import annotations
+
+from ._generated.vocab import Granularity
+from .buffers import apply_buffer_policy
+from .facts import sum_facts
+from .ir import ROLE_INPUT, ROLE_OUTPUT, TraceIR
+from .nodes import graph_io, op_node, op_value, root_ranks
+from .projection import PGraph, PNode, PValue, Projection
+
+__all__ = ["project_op"]
+
+
+def project_op(ir: TraceIR, show_buffers: str) -> Projection:
+    """Project ``ir`` flat, one node per op, after the buffer policy."""
+    kept = apply_buffer_policy(ir.ops, show_buffers)
+    inputs = [op for op in kept.ops if op.role == ROLE_INPUT]
+    outputs = [op for op in kept.ops if op.role == ROLE_OUTPUT]
+    input_values = {op.name: op_value(op) for op in inputs}
+    produced: dict[str, PValue] = {}
+    nodes: list[PNode] = []
+    for op in kept.ops:
+        if op.role in (ROLE_INPUT, ROLE_OUTPUT):
+            continue
+        nodes.append(op_node(op, op.parents, op.ports))
+        produced[op.name] = op_value(op)
+    g_inputs, extra, g_outputs = graph_io(inputs, outputs, produced, input_values)
+    nodes.extend(extra)
+    out_names = {v.name for v in g_outputs}
+    values = tuple(v for name, v in produced.items() if name not in out_names)
+    graph = PGraph(
+        name=ir.model_class,
+        nodes=tuple(nodes),
+        inputs=g_inputs,
+        outputs=g_outputs,
+        values=values,
+    )
+    return Projection(
+        granularity=Granularity.OP,
+        graph=graph,
+        show_buffers=show_buffers,
+        hidden_buffers=kept.hidden_buffers,
+        hidden_ops=kept.hidden_ops,
+        root_ranks=root_ranks(graph),
+        totals=sum_facts([n.facts for n in nodes], inclusive=False),
+    )
