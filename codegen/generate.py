@@ -163,7 +163,7 @@ def referenced_files(schema: Schema, schemas: dict[str, Schema]) -> list[str]:
 
 
 # Non-ASCII letters that have an obvious ASCII spelling in an identifier.
-TRANSLITERATE = str.maketrans({"\u00b5": "u", "\u03bc": "u"})  # micro sign, Greek mu: "(µs)" -> US
+TRANSLITERATE = str.maketrans({"\u00b5": "u", "\u03bc": "u", "\u03a3": "sum "})  # micro sign, Greek mu: "(µs)" -> US; "Σ" -> SUM
 
 
 def upper_name(value: str) -> str:

@@ -11,7 +11,7 @@ import json
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -52,8 +52,14 @@ class ExportResult:
     warnings: tuple[str, ...]
     seconds: float
     url: str | None = None
-    artifact_json: str = ""
-    companion_json: str | None = None
+    artifact_json: str = field(default="", repr=False)
+    companion_json: str | None = field(default=None, repr=False)
+    server: Any = field(default=None, repr=False, compare=False)
+
+    def stop(self) -> None:
+        """Stop serving (when ``serve=True``); does nothing otherwise."""
+        if self.server is not None:
+            self.server.stop()
 
 
 def _version() -> str:
@@ -273,9 +279,8 @@ def export_ir(
     write_companion = path is not None and attachment is not False
     companion_text: str | None = None
     companion_path: Path | None = None
-    if write_companion or (path is None and attachment is True):
+    if write_companion and path is not None:
         step("companion", 4, 5)
-        assert path is not None
         companion = build_companion(projection, artifact_name=path.name, producer_version=_version())
         problems = list(companion_problems(companion, _shown(projection)))
         if problems:

@@ -37,25 +37,25 @@ def _metrics(facts: Facts) -> list[tuple[str, Any]]:
     out: list[tuple[str, Any]] = []
     if facts.inclusive:
         if facts.duration_s is not None:
-            out.append((CompanionRow.INCLUSIVE_OBSERVED_DURATION_US, duration_us(facts.duration_s)))
+            out.append((CompanionRow.INCLUSIVE_US, duration_us(facts.duration_s)))
         if facts.flops is not None:
-            out.append((CompanionRow.INCLUSIVE_ESTIMATED_FLOPS, facts.flops))
+            out.append((CompanionRow.INCLUSIVE_FLOPS, facts.flops))
         if facts.nbytes is not None:
-            out.append((CompanionRow.INCLUSIVE_CAPTURED_BYTES, facts.nbytes))
+            out.append((CompanionRow.INCLUSIVE_BYTES, facts.nbytes))
         if facts.op_count:
             out.append((CompanionRow.INCLUSIVE_OPS, facts.op_count))
     elif facts.passes > 1:
         if facts.duration_s is not None:
-            out.append((CompanionRow.OBSERVED_DURATION_ALL_PASSES_US, duration_us(facts.duration_s)))
-            out.append((CompanionRow.OBSERVED_DURATION_PER_PASS_US, duration_us(facts.duration_s / facts.passes)))
+            out.append((CompanionRow.ALL_PASS_US, duration_us(facts.duration_s)))
+            out.append((CompanionRow.PER_PASS_US, duration_us(facts.duration_s / facts.passes)))
         if facts.flops is not None:
-            out.append((CompanionRow.ESTIMATED_FLOPS_ALL_PASSES, facts.flops))
+            out.append((CompanionRow.ALL_PASS_FLOPS, facts.flops))
         if facts.nbytes is not None:
-            out.append((CompanionRow.CAPTURED_BYTES_ALL_PASSES, facts.nbytes))
+            out.append((CompanionRow.ALL_PASS_BYTES, facts.nbytes))
         out.append((CompanionRow.PASSES, facts.passes))
     else:
         if facts.duration_s is not None:
-            out.append((CompanionRow.OBSERVED_DURATION_US, duration_us(facts.duration_s)))
+            out.append((CompanionRow.OBSERVED_US, duration_us(facts.duration_s)))
         if facts.flops is not None:
             out.append((CompanionRow.ESTIMATED_FLOPS, facts.flops))
         if facts.nbytes is not None:
@@ -73,7 +73,7 @@ def build_companion(projection: Projection, *, artifact_name: str, producer_vers
     totals = projection.totals
     metadata: list[Row] = [
         _row(CompanionKind.MODEL, "", CompanionRow.COMPANION_OF, artifact_name),
-        _row(CompanionKind.MODEL, "", CompanionRow.COMPANION_GENERATOR, f"tlnetron {producer_version} (schema {SCHEMA_VERSION})"),
+        _row(CompanionKind.MODEL, "", CompanionRow.GENERATED_BY, f"tlnetron {producer_version} (schema {SCHEMA_VERSION})"),
     ]
     metrics: list[Row] = []
     n_nodes = 0
@@ -83,16 +83,16 @@ def build_companion(projection: Projection, *, artifact_name: str, producer_vers
         for name, value in _metrics(f):
             metrics.append(_row(node_kind, node.name, name, value))
         if f.duration_s is not None and totals.duration_s:
-            metadata.append(_row(node_kind, node.name, CompanionRow.SHARE_OF_OBSERVED_TIME, _share(f.duration_s, totals.duration_s)))
+            metadata.append(_row(node_kind, node.name, CompanionRow.SHARE_OF_TIME, _share(f.duration_s, totals.duration_s)))
         if f.flops is not None and totals.flops:
-            metadata.append(_row(node_kind, node.name, CompanionRow.SHARE_OF_ESTIMATED_FLOPS, _share(f.flops, totals.flops)))
+            metadata.append(_row(node_kind, node.name, CompanionRow.SHARE_OF_FLOPS, _share(f.flops, totals.flops)))
         for key, value in node.diff:
             metadata.append(_row(node_kind, node.name, key, value))
     if totals.duration_s is not None:
-        metrics.append(_row(CompanionKind.MODEL, "", CompanionRow.MODEL_OBSERVED_DURATION_SUM_OVER_OPS_US, duration_us(totals.duration_s)))
+        metrics.append(_row(CompanionKind.MODEL, "", CompanionRow.SUM_OBSERVED_US, duration_us(totals.duration_s)))
     if totals.flops is not None:
-        metrics.append(_row(CompanionKind.MODEL, "", CompanionRow.MODEL_ESTIMATED_FLOPS, totals.flops))
+        metrics.append(_row(CompanionKind.MODEL, "", CompanionRow.SUM_FLOPS_EST, totals.flops))
     if totals.nbytes is not None:
-        metrics.append(_row(CompanionKind.MODEL, "", CompanionRow.MODEL_CAPTURED_BYTES, totals.nbytes))
+        metrics.append(_row(CompanionKind.MODEL, "", CompanionRow.SUM_CAPTURED_BYTES, totals.nbytes))
     metrics.append(_row(CompanionKind.MODEL, "", CompanionRow.EXPORTED_NODES, n_nodes))
     return {"signature": SIGNATURE, "metadata": metadata, "metrics": metrics}

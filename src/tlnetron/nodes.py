@@ -59,19 +59,19 @@ def fact_metadata(facts: Facts, *, unknown_flops: int = 0) -> list[tuple[str, st
     rows: list[tuple[str, str]] = []
     if facts.inclusive:
         if facts.duration_s is not None:
-            rows.append((NodeMeta.INCLUSIVE_OBSERVED_DURATION, f"{duration_text(facts.duration_s)} observed, inclusive of every op inside"))
+            rows.append((NodeMeta.INCLUSIVE_TIME, f"{duration_text(facts.duration_s)} observed, inclusive of every op inside"))
         if facts.flops is not None:
             note = f"; {unknown_flops} ops inside have no FLOP rule" if unknown_flops else ""
-            rows.append((NodeMeta.INCLUSIVE_ESTIMATED_FLOPS, f"{flops_text(facts.flops)} estimated, inclusive{note}"))
+            rows.append((NodeMeta.INCLUSIVE_FLOPS, f"{flops_text(facts.flops)} estimated, inclusive{note}"))
         if facts.nbytes is not None:
-            rows.append((NodeMeta.INCLUSIVE_CAPTURED_BYTES, f"{bytes_text(facts.nbytes)} of captured tensors, inclusive"))
+            rows.append((NodeMeta.INCLUSIVE_BYTES, f"{bytes_text(facts.nbytes)} of captured tensors, inclusive"))
         if facts.op_count:
-            rows.append((NodeMeta.INCLUSIVE_OP_COUNT, f"{count_text(facts.op_count)} ops, inclusive"))
+            rows.append((NodeMeta.INCLUSIVE_OPS, f"{count_text(facts.op_count)} ops, inclusive"))
         return rows
     if facts.passes > 1:
         if facts.duration_s is not None:
             per = facts.duration_s / facts.passes
-            rows.append((NodeMeta.TOTAL_OBSERVED_DURATION, f"{duration_text(facts.duration_s)} observed over {facts.passes} passes ({duration_text(per)} per pass)"))
+            rows.append((NodeMeta.OBSERVED_DURATION, f"{duration_text(facts.duration_s)} observed over {facts.passes} passes ({duration_text(per)} per pass)"))
         if facts.flops is not None:
             rows.append((NodeMeta.ESTIMATED_FLOPS, f"{flops_text(facts.flops)} estimated, summed over {facts.passes} passes"))
         if facts.nbytes is not None:

@@ -20,6 +20,8 @@ from .ir import (
     ROLE_INPUT,
     ROLE_OP,
     ROLE_OUTPUT,
+    DiffIR,
+    DiffRow,
     Dim,
     Honesty,
     ModuleCallIR,
@@ -27,7 +29,7 @@ from .ir import (
     TraceIR,
 )
 
-__all__ = ["is_trace", "load_saved_trace", "read_trace", "trace_classes"]
+__all__ = ["is_trace", "load_saved_trace", "read_diff", "read_trace", "trace_classes"]
 
 
 def trace_classes() -> tuple[type, ...]:
@@ -361,3 +363,91 @@ def load_saved_trace(path: str | Path) -> Any:
             remedy="pass a folder written by torchlens.save(log, ...).",
         )
     return log
+
+
+def _node_name_map(log: Any) -> dict[str, str]:
+    passes = Counter(op.layer_label for op in log.ops)
+    return {op.label: (op.layer_label if passes[op.layer_label] == 1 else op.label) for op in log.ops}
+
+
+def read_diff(subject: Any, reference: Any) -> DiffIR:
+    """Run TorchLens' own guarded differential and read its settled rows into the IR.
+
+    Uses ``torchlens.report.diff`` where the installed TorchLens has it, else
+    ``torchlens.differential.diff_report`` (2.36). tlnetron never pairs ops itself.
+
+    Raises:
+        TlnetronError: ``invalid_baseline`` when the baseline is the subject itself or not a
+            Trace; ``baseline_refused`` when TorchLens refuses the pair.
+    """
+    if reference is subject:
+        raise TlnetronError(
+            ErrorCode.INVALID_BASELINE,
+            "baseline is the same Trace object as the one being exported: the diff of a capture with itself is vacuous.",
+            where="baseline",
+            remedy="pass the reference run's Trace (a second torchlens.trace call), or a string identifier.",
+        )
+    if not is_trace(reference):
+        raise TlnetronError(
+            ErrorCode.INVALID_BASELINE,
+            f"baseline must be a torchlens Trace or a string, got {type(reference).__name__}.",
+            where="baseline",
+            remedy="pass baseline=ref_log (a Trace) or baseline='run-id' (recorded verbatim).",
+        )
+    import torchlens
+
+    report_mod = getattr(torchlens, "report", None)
+    differ = getattr(report_mod, "diff", None)
+    source = "torchlens.report.diff"
+    if not callable(differ):
+        from torchlens import differential
+
+        differ = differential.diff_report
+        source = "torchlens.differential.diff_report"
+    try:
+        report = differ(subject, reference)
+    except Exception as exc:
+        raise TlnetronError(
+            ErrorCode.BASELINE_REFUSED,
+            f"TorchLens refused to compare the two captures ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}).",
+            where="baseline",
+            remedy="compare two captures of the same model family (see TorchLens' differential docs), or pass a string identifier.",
+        ) from exc
+    try:
+        names = _node_name_map(subject)
+        rows = []
+        for row in report.rows:
+            label = row.subject_label
+            delta = _finite_float(row.max_abs_delta)
+            rows.append(
+                DiffRow(
+                    status=str(row.status),
+                    subject=names.get(str(label), str(label)) if label else None,
+                    reference=str(row.reference_label) if row.reference_label else None,
+                    max_abs_delta=delta,
+                    verdict=str(row.verdict) if row.verdict else None,
+                    detail=str(row.detail) if row.detail else None,
+                )
+            )
+        counts = tuple(sorted((str(k), int(v)) for k, v in dict(report.counts).items()))
+    except Exception as exc:
+        raise TlnetronError(
+            ErrorCode.TRACE_UNREADABLE,
+            f"could not read TorchLens' diff report ({type(exc).__name__}: {exc}).",
+            where="baseline",
+            remedy="use the torchlens version tlnetron supports (see pyproject.toml).",
+        ) from exc
+    return DiffIR(
+        rows=tuple(rows),
+        counts=counts,
+        source=source,
+        subject_name=_describe(subject),
+        reference_name=_describe(reference),
+    )
+
+
+def _describe(log: Any) -> str:
+    try:
+        return f"{log.modules['self'].class_name} trace, {int(log.num_ops)} ops"
+    except Exception:
+        return "trace"

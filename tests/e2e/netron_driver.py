@@ -71,15 +71,17 @@ __all__ = [
     "NetronDriverError",
     "NetronGateError",
     "NetronPage",
+    "NotOpenedError",
     "netron_app_date",
     "netron_app_dir",
+    "netron_page",
 ]
 
 CHROMIUM = "/usr/bin/chromium"
 AGE_GATE_DAYS = 180
 DEFAULT_TIMEOUT = 30.0  # seconds, for a layout to finish
 REACTION_TIMEOUT = 5.0  # seconds, for the app to react at all to a delivered file
-POLL = 0.05
+POLL = 0.025
 
 CHROMIUM_FLAGS = (
     "--headless",
@@ -142,7 +144,15 @@ class AppTerminatedError(NetronGateError):
     gate = "app terminated"
 
 
-class DropIgnoredError(NetronGateError):
+class NotOpenedError(NetronGateError):
+    """The app went back to its welcome screen without drawing and without an error dialog."""
+
+    gate = "not opened"
+
+
+class DropIgnoredError(NotOpenedError):
+    """A delivered file caused no screen change at all (not accepted, or no drop handler)."""
+
     gate = "drop ignored"
 
 
@@ -236,7 +246,9 @@ class NetronAppServer:
 
         self._httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="netron-app-server", daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="netron-app-server", daemon=True
+        )
         self._thread.start()
         self.address: tuple[str, int] = self._httpd.server_address[:2]  # type: ignore[assignment]
         self.origin = f"http://127.0.0.1:{self.address[1]}"
@@ -356,6 +368,33 @@ _JS_SIDEBAR = r"""(() => {
 _LIVE_PROCESSES: set[subprocess.Popen[bytes]] = set()
 
 
+class _Playwright:
+    """One Playwright (sync API) per process, shared by every NetronBrowser, ref-counted.
+
+    A second ``sync_playwright().start()`` while one is active fails ("Sync API inside
+    the asyncio loop"), so two browsers alive at once must share it.
+    """
+
+    _instance: Any = None
+    _users = 0
+
+    @classmethod
+    def acquire(cls) -> Any:
+        if cls._instance is None:
+            from playwright.sync_api import sync_playwright  # noqa: PLC0415
+
+            cls._instance = sync_playwright().start()
+        cls._users += 1
+        return cls._instance
+
+    @classmethod
+    def release(cls) -> None:
+        cls._users -= 1
+        if cls._users <= 0 and cls._instance is not None:
+            instance, cls._instance, cls._users = cls._instance, None, 0
+            instance.stop()
+
+
 def _kill_process_group(proc: subprocess.Popen[bytes]) -> None:
     """Stop a browser *we* started (its own process group, created by start_new_session)."""
     if proc.poll() is None:
@@ -450,9 +489,7 @@ class NetronBrowser:
                 time.sleep(POLL)
             if port is None:
                 raise NetronDriverError(f"[launch] no DevTools port within {self.launch_timeout:.0f}s")
-            from playwright.sync_api import sync_playwright  # noqa: PLC0415
-
-            self._pw = sync_playwright().start()
+            self._pw = _Playwright.acquire()
             self._browser = self._pw.chromium.connect_over_cdp(
                 f"http://127.0.0.1:{port}", timeout=self.launch_timeout * 1000
             )
@@ -479,11 +516,11 @@ class NetronBrowser:
             _kill_process_group(self._proc)
             self._proc = None
         if self._pw is not None:
+            self._pw = None
             try:
-                self._pw.stop()
+                _Playwright.release()
             except Exception:  # noqa: BLE001
                 pass
-            self._pw = None
         if self._user_data_dir is not None:
             shutil.rmtree(self._user_data_dir, ignore_errors=True)
             self._user_data_dir = None
@@ -737,7 +774,7 @@ class NetronPage:
         def done(state: dict[str, Any]) -> bool:
             classes = state["classes"].split()
             if classes == ["welcome"]:
-                raise DropIgnoredError(
+                raise NotOpenedError(
                     f"Netron fell back to its welcome screen while {what}: no reader accepted the file "
                     f"(nothing drawn, no error dialog)",
                     classes=state["classes"],

@@ -1,0 +1,223 @@
+"""Where tlnetron.export spends its time, on GPT-2 small (op and module views).
+
+Two looks at the same calls:
+
+1. Stage timings without a profiler: the pipeline steps ``tlnetron.api`` calls
+   (read_trace, _project, build_model, check_onnx, to_json, build_companion, ...) are
+   wrapped in place (in the ``tlnetron.api`` namespace only, for this process) with
+   timers that attribute *exclusive* time (a stage nested in another is not counted
+   twice), median over ``--reps`` exports. "other" = the export's total minus the stages.
+2. cProfile over ``--reps`` exports: the top ``--top`` entries by cumulative time whose
+   file is in tlnetron, onnx, protobuf or json.
+
+    /work/venv/bin/python benchmarks/profile_export.py               # GPT-2 small, op + module
+    /work/venv/bin/python benchmarks/profile_export.py --quick       # tiny GPT-2 (smoke run)
+    /work/venv/bin/python benchmarks/profile_export.py --granularities rolled --reps 10
+
+Writes benchmarks/results/profile.json (profile-quick.json with --quick).
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import gc
+import io
+import json
+import pstats
+import re
+import statistics
+import sys
+import tempfile
+import time
+import types
+import warnings
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Callable
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import models  # noqa: E402
+
+# (label, names in tlnetron.api's namespace that implement it)
+STAGES: list[tuple[str, tuple[str, ...]]] = [
+    ("read trace (reader.read_trace)", ("read_trace",)),
+    ("project (view_*.project_*)", ("_project",)),
+    ("count nodes/edges (_counts)", ("_counts",)),
+    ("model metadata (model_metadata, encode_metadata)", ("model_metadata", "encode_metadata")),
+    ("schema validation (metadata + every node)", ("validate", "_validate_nodes")),
+    ("build protos (onnx_build.build_model)", ("build_model",)),
+    ("onnx.checker full_check (check_onnx)", ("check_onnx",)),
+    ("serialize artifact (serialize.to_json)", ("to_json",)),
+    ("companion build (build_companion)", ("build_companion",)),
+    ("companion validation (companion_problems, _shown)", ("companion_problems", "_shown")),
+    ("companion json.dumps", ("json.dumps",)),
+    ("write files + fsync (write_atomically)", ("write_atomically",)),
+]
+
+PROFILE_FILTER = re.compile(r"tlnetron|/onnx/|protobuf|/json/|json_format")
+
+
+class StageTimer:
+    """Exclusive wall time per stage, with a call stack so nested stages are not double counted."""
+
+    def __init__(self) -> None:
+        self.totals: dict[str, float] = defaultdict(float)
+        self._stack: list[list[float]] = []  # per active stage: [child time]
+
+    def wrap(self, label: str, fn: Callable[..., Any], materialize: bool = False) -> Callable[..., Any]:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            self._stack.append([0.0])
+            t0 = time.perf_counter()
+            try:
+                out = fn(*args, **kwargs)
+                if materialize:  # generators: time their consumption here
+                    out = list(out)
+                return out
+            finally:
+                dt = time.perf_counter() - t0
+                child = self._stack.pop()[0]
+                self.totals[label] += dt - child
+                if self._stack:
+                    self._stack[-1][0] += dt
+
+        return wrapper
+
+    def reset(self) -> None:
+        self.totals.clear()
+
+
+def install(timer: StageTimer) -> list[str]:
+    """Wrap the stage functions in tlnetron.api; return the names that were not found."""
+    import tlnetron.api as api
+
+    missing = []
+    for label, names in STAGES:
+        for name in names:
+            if name == "json.dumps":
+                real_json = api.json
+                shim = types.SimpleNamespace(**{k: getattr(real_json, k) for k in dir(real_json) if not k.startswith("__")})
+                shim.dumps = timer.wrap(label, real_json.dumps)
+                api.json = shim  # type: ignore[assignment]
+                continue
+            fn = getattr(api, name, None)
+            if fn is None:
+                missing.append(name)
+                continue
+            setattr(api, name, timer.wrap(label, fn, materialize=(name == "companion_problems")))
+    return missing
+
+
+def _export(log: Any, path: Path, g: str) -> float:
+    import tlnetron
+
+    gc.collect()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t0 = time.perf_counter()
+        tlnetron.export(log, path, granularity=g)
+        return time.perf_counter() - t0
+
+
+def stage_table(log: Any, g: str, reps: int, tmp: Path, timer: StageTimer) -> dict[str, Any]:
+    path = tmp / f"{g}.onnx.json"
+    _export(log, path, g)  # warm-up
+    per: dict[str, list[float]] = defaultdict(list)
+    totals: list[float] = []
+    for _ in range(reps):
+        timer.reset()
+        total = _export(log, path, g)
+        totals.append(total)
+        staged = 0.0
+        for label, _names in STAGES:
+            v = timer.totals.get(label, 0.0)
+            per[label].append(v)
+            staged += v
+        per["other (option checks, warnings, ExportResult, wrappers)"].append(total - staged)
+    med_total = statistics.median(totals)
+    rows = [(label, statistics.median(v)) for label, v in per.items()]
+    return {"granularity": g, "total_s": med_total, "stages": rows}
+
+
+def profile_top(log: Any, g: str, reps: int, top: int, tmp: Path) -> tuple[str, list[dict[str, Any]]]:
+    import tlnetron
+
+    path = tmp / f"prof-{g}.onnx.json"
+    prof = cProfile.Profile()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tlnetron.export(log, path, granularity=g)
+        prof.enable()
+        for _ in range(reps):
+            tlnetron.export(log, path, granularity=g)
+        prof.disable()
+    st = pstats.Stats(prof, stream=io.StringIO())
+    entries = []
+    for (file, line, func), (cc, nc, tt, ct, _callers) in st.stats.items():  # type: ignore[attr-defined]
+        if not PROFILE_FILTER.search(file):
+            continue
+        short = file
+        for marker in ("/src/tlnetron/", "/site-packages/"):
+            if marker in file:
+                short = file.split(marker, 1)[1]
+                if marker == "/src/tlnetron/":
+                    short = "tlnetron/" + short
+                break
+        entries.append({"where": f"{short}:{line}({func})", "ncalls": nc / reps, "tottime_s": tt / reps, "cumtime_s": ct / reps})
+    entries.sort(key=lambda e: -e["cumtime_s"])
+    entries = entries[:top]
+    lines = [f"{'cum/export':>11s} {'self/export':>11s} {'calls/export':>12s}  function"]
+    for e in entries:
+        lines.append(f"{e['cumtime_s'] * 1000:9.1f}ms {e['tottime_s'] * 1000:9.1f}ms {e['ncalls']:12.0f}  {e['where']}")
+    return "\n".join(lines), entries
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model", default="gpt2", choices=models.MODELS)
+    ap.add_argument("--granularities", default="op,module")
+    ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--top", type=int, default=25)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--out", type=Path, default=None)
+    args = ap.parse_args(argv)
+    grans = [g.strip() for g in args.granularities.split(",") if g.strip()]
+    out_path = args.out or HERE / "results" / ("profile-quick.json" if args.quick else "profile.json")
+
+    import tlnetron  # noqa: F401
+    import onnx.checker  # noqa: F401
+
+    models.warm_torchlens()
+    log, trace_s = models.trace(args.model, quick=args.quick)
+    print(f"{args.model}{' (quick)' if args.quick else ''}: {len(log.ops)} ops, traced in {trace_s:.2f} s\n")
+    doc: dict[str, Any] = {"model": args.model, "quick": args.quick, "ops": len(log.ops), "trace_s": trace_s, "views": []}
+    with tempfile.TemporaryDirectory(prefix="tlnetron-prof-") as td:
+        tmp = Path(td)
+        # cProfile first, on the unwrapped functions
+        profiles = {g: profile_top(log, g, args.reps, args.top, tmp) for g in grans}
+        timer = StageTimer()
+        missing = install(timer)
+        if missing:
+            print(f"(stage functions not found in tlnetron.api, not timed: {missing})\n")
+        for g in grans:
+            st = stage_table(log, g, args.reps, tmp, timer)
+            print(f"## {g} view: tlnetron.export median {st['total_s'] * 1000:.1f} ms over {args.reps} exports\n")
+            print("| stage | median ms | share |")
+            print("|---|---:|---:|")
+            for label, v in st["stages"]:
+                print(f"| {label} | {v * 1000:.1f} | {v / st['total_s']:.0%} |")
+            text, entries = profiles[g]
+            print(f"\ncProfile, top {args.top} by cumulative time (tlnetron/onnx/protobuf/json only; per export, profiler overhead included):\n")
+            print(text)
+            print()
+            doc["views"].append({**st, "profile_top": entries, "profile_text": text})
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    out_path.write_text(json.dumps(doc, indent=1))
+    print(f"wrote {out_path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,144 @@
+"""Stage 2, the rolled view (``granularity="rolled"``): repeated passes merged.
+
+One node per TorchLens Layer (rolled identity), named by the layer label (``log[name]``
+returns the Layer). A layer's output edge is typed only when every pass agrees on shape and
+dtype; otherwise it stays untyped and ``shape_variants`` / ``dtype_variants`` say what each
+pass saw. Layers are ordered by their first pass; an edge from a layer that first ran at or
+after its consumer is recurrent feedback: it is disclosed in the consumer's ``recurrence``
+attribute and never drawn (a drawn feedback edge would be a cycle the checker rejects).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ._generated.vocab import Granularity, NodeAttr, NodeRole
+from .buffers import apply_buffer_policy
+from .facts import sum_facts
+from .ir import ROLE_INPUT, ROLE_OUTPUT, OpIR, TraceIR
+from .nodes import fact_metadata, graph_io, op_facts, op_node, root_ranks
+from .projection import PGraph, PNode, PValue, Projection, shape_text, tensor_type
+
+__all__ = ["project_rolled"]
+
+
+def _runs(values: list[str]) -> str:
+    """``passes 1-3: a; pass 4: b`` (consecutive passes with the same value grouped)."""
+    parts: list[str] = []
+    start = 0
+    for i in range(1, len(values) + 1):
+        if i == len(values) or values[i] != values[start]:
+            span = f"pass {start + 1}" if i - start == 1 else f"passes {start + 1}-{i}"
+            parts.append(f"{span}: {values[start]}")
+            start = i
+    return "; ".join(parts)
+
+
+def _passes_text(passes: list[int]) -> str:
+    if not passes:
+        return ""
+    out: list[str] = []
+    start = prev = passes[0]
+    for p in passes[1:] + [None]:  # type: ignore[list-item]
+        if p is not None and p == prev + 1:
+            prev = p
+            continue
+        out.append(str(start) if start == prev else f"{start}-{prev}")
+        if p is not None:
+            start = prev = p
+    return ("pass " if len(passes) == 1 else "passes ") + ", ".join(out)
+
+
+def project_rolled(ir: TraceIR, show_buffers: str) -> Projection:
+    """Project ``ir`` with one node per layer, after the buffer policy."""
+    kept = apply_buffer_policy(ir.ops, show_buffers)
+    layer_of: dict[str, str] = {}
+    passes: dict[str, list[OpIR]] = {}
+    first: dict[str, int] = {}
+    for pos, op in enumerate(kept.ops):
+        layer_of[op.name] = op.layer
+        if op.layer not in passes:
+            passes[op.layer] = []
+            first[op.layer] = pos
+        passes[op.layer].append(op)
+
+    values: dict[str, PValue] = {}
+    nodes: list[PNode] = []
+    inputs: list[OpIR] = []
+    outputs: list[OpIR] = []
+    for layer, ops in passes.items():
+        head = ops[0]
+        if head.role == ROLE_INPUT:
+            inputs.append(replace(head, name=layer))
+            values[layer] = PValue(layer, tensor_type(head.shape, head.dtype))
+            continue
+        drawn: dict[str, str] = {}
+        feedback: dict[str, list[int]] = {}
+        for op in ops:
+            for parent, port in zip(op.parents, op.ports):
+                src = layer_of.get(parent, parent)
+                if first.get(src, -1) < first[layer]:
+                    drawn.setdefault(src, port)
+                else:
+                    feedback.setdefault(src, []).append(op.pass_index)
+        if head.role == ROLE_OUTPUT:
+            for op in ops:
+                outputs.append(replace(op, parents=tuple(layer_of.get(p, p) for p in op.parents)))
+            continue
+        shapes = [shape_text(op.shape) for op in ops]
+        dtypes = [str(op.dtype) for op in ops]
+        agree = len(set(shapes)) == 1 and len(set(dtypes)) == 1
+        ty = tensor_type(head.shape, head.dtype) if agree else None
+        values[layer] = PValue(layer, ty)
+        merged = replace(head, name=layer, parents=tuple(drawn), ports=tuple(drawn.values()), num_passes=1)
+        node = op_node(merged, tuple(drawn), tuple(drawn.values()))
+        n = len(ops)
+        facts = sum_facts([op_facts(op) for op in ops], inclusive=False, passes=n)
+        facts = replace(facts, op_count=n if facts.op_count else None)
+        attrs = dict(node.attributes)
+        if n > 1:
+            attrs[NodeAttr.PASSES] = n
+        if not agree:
+            attrs.pop(NodeAttr.UNTYPED_OUTPUT, None)
+            if len(set(shapes)) > 1:
+                attrs[NodeAttr.SHAPE_VARIANTS] = _runs(shapes)
+            if len(set(dtypes)) > 1:
+                attrs[NodeAttr.DTYPE_VARIANTS] = _runs(dtypes)
+            attrs[NodeAttr.UNTYPED_OUTPUT] = "passes disagree on shape or dtype (see shape_variants / dtype_variants)"
+        if feedback:
+            attrs[NodeAttr.RECURRENCE] = "; ".join(
+                f"{src} feeds back ({_passes_text(sorted(set(ps)))})" for src, ps in feedback.items()
+            ) + " (not drawn: a drawn feedback edge would be a cycle)"
+        meta = [kv for kv in node.metadata if kv[0] == "input_names"] + fact_metadata(facts)
+        nodes.append(
+            replace(
+                node,
+                role=NodeRole.LAYER if n > 1 else NodeRole.OP,
+                attributes=tuple(sorted(attrs.items())),
+                metadata=tuple(sorted(meta)),
+                facts=facts,
+                doc=node.doc.replace(f"TorchLens label: {layer}", f"TorchLens layer: {layer}, {n} pass(es)"),
+            )
+        )
+    produced = {n.name: values[n.name] for n in nodes}
+    input_values = {op.name: values[op.name] for op in inputs}
+    g_inputs, extra, g_outputs = graph_io(inputs, outputs, produced, input_values)
+    nodes.extend(extra)
+    out_names = {v.name for v in g_outputs}
+    graph = PGraph(
+        name=ir.model_class,
+        nodes=tuple(nodes),
+        inputs=g_inputs,
+        outputs=g_outputs,
+        values=tuple(v for k, v in produced.items() if k not in out_names),
+    )
+    leaf = [n.facts for n in nodes if n.role in (NodeRole.OP, NodeRole.LAYER)]
+    return Projection(
+        granularity=Granularity.ROLLED,
+        graph=graph,
+        show_buffers=show_buffers,
+        hidden_buffers=kept.hidden_buffers,
+        hidden_ops=kept.hidden_ops,
+        root_ranks=root_ranks(graph),
+        totals=sum_facts([replace(f, passes=1) for f in leaf], inclusive=False),
+    )
