@@ -138,13 +138,19 @@ def resolve(ref: str, doc: dict[str, Any]) -> tuple[dict[str, Any], dict[str, An
     return node, target_doc
 
 
-def valid(sub: dict[str, Any], doc: dict[str, Any], path: tuple[str, ...] = ()) -> st.SearchStrategy[Any]:
-    """Instances of ``sub`` (a subschema of ``doc``) for the keywords these schemas use."""
+def valid(
+    sub: dict[str, Any], doc: dict[str, Any], path: tuple[str, ...] = (), *, rich: bool = False
+) -> st.SearchStrategy[Any]:
+    """Instances of ``sub`` (a subschema of ``doc``) for the keywords these schemas use.
+
+    ``rich``: arrays are non-empty and every optional property is present, so that
+    mutations have plenty to work on.
+    """
     if path in OVERRIDES.get(doc["$id"], {}):
         return OVERRIDES[doc["$id"]][path]
     if "$ref" in sub:  # draft-07: siblings of $ref are ignored
         target, target_doc = resolve(sub["$ref"], doc)
-        return valid(target, target_doc, path)
+        return valid(target, target_doc, path, rich=rich)
     unknown = set(sub) - KNOWN_KEYWORDS
     assert not unknown, f"{doc['$id']} {path}: no strategy for keywords {unknown}; extend this test"
     if "oneOf" in sub:
@@ -168,13 +174,15 @@ def valid(sub: dict[str, Any], doc: dict[str, Any], path: tuple[str, ...] = ()) 
     if kind == "boolean":
         return st.booleans()
     if kind == "array":
-        return st.lists(valid(sub["items"], doc, (*path, "items")), max_size=SMALL, unique=bool(sub.get("uniqueItems")))
+        items = valid(sub["items"], doc, (*path, "items"), rich=rich)
+        return st.lists(items, min_size=int(rich), max_size=SMALL, unique=bool(sub.get("uniqueItems")))
     if kind == "object":
         props = sub.get("properties", {})
         required = sub.get("required", [])
+        present = list(props) if rich else required
         return st.fixed_dictionaries(
-            {k: valid(props[k], doc, (*path, k)) for k in required},
-            optional={k: valid(p, doc, (*path, k)) for k, p in props.items() if k not in required},
+            {k: valid(props[k], doc, (*path, k), rich=rich) for k in present},
+            optional={k: valid(p, doc, (*path, k)) for k, p in props.items() if k not in present},
         )
     raise AssertionError(f"{doc['$id']} {path}: no strategy for {sub}")
 
@@ -227,6 +235,7 @@ OVERRIDES: dict[str, dict[tuple[str, ...], st.SearchStrategy[Any]]] = {
 }
 
 VALID: dict[str, st.SearchStrategy[Any]] = {name: valid(SCHEMAS[name], SCHEMAS[name]) for name in VALIDATED}
+RICH: dict[str, st.SearchStrategy[Any]] = {name: valid(SCHEMAS[name], SCHEMAS[name], rich=True) for name in VALIDATED}
 
 
 def _walk(node: Any) -> list[Any]:
@@ -354,7 +363,7 @@ def mutated(draw: st.DrawFn, base: st.SearchStrategy[Any]) -> Any:
 
 
 INSTANCES = {
-    name: st.one_of(VALID[name], mutated(VALID[name]), mutated(VALID[name]), mutated(VALID[name]), json_values)
+    name: st.one_of(VALID[name], RICH[name], mutated(VALID[name]), mutated(RICH[name]), mutated(RICH[name]), json_values)
     for name in VALIDATED
 }
 
@@ -385,7 +394,7 @@ def test_generated_validator_agrees_with_jsonschema(name: str, data: st.DataObje
 @settings(AGREEMENT, max_examples=max(100, EXAMPLES // 2))
 @given(data=st.data())
 def test_valid_instances_are_accepted_by_both(name: str, data: st.DataObject) -> None:
-    instance = data.draw(VALID[name], label="instance")
+    instance = data.draw(st.one_of(VALID[name], RICH[name]), label="instance")
     assert reference_accepts(name, instance), [e.message for e in REFERENCE[name].iter_errors(instance)]
     assert generated_accepts(name, instance)
 

@@ -396,24 +396,22 @@ class _Playwright:
 
 
 def _kill_process_group(proc: subprocess.Popen[bytes]) -> None:
-    """Stop a browser *we* started (its own process group, created by start_new_session)."""
+    """Stop a browser *we* started: its main process first (so it reaps its own children),
+    then anything left in the process group it leads (created by ``start_new_session``)."""
     if proc.poll() is None:
-        for sig, wait in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
-            try:
-                os.killpg(proc.pid, sig)
-            except ProcessLookupError:
-                break
-            try:
-                proc.wait(wait)
-                break
-            except subprocess.TimeoutExpired:
-                continue
-    else:
-        # The launcher exited; reap any leftover children in its group.
         try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
+            proc.terminate()
+            proc.wait(5.0)
+        except subprocess.TimeoutExpired:
             pass
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.wait(5.0)
+    except subprocess.TimeoutExpired:
+        pass
     _LIVE_PROCESSES.discard(proc)
 
 
