@@ -222,27 +222,23 @@ def _unique(names: list[str], what: str) -> None:
 
 
 def vocabularies(schema: Schema) -> list[tuple[str, str, list[tuple[str, str]]]]:
-    """[(definition name, description, [(const, description), ...]), ...] in schema order."""
+    """[(definition name, description, [(member, description), ...]), ...] in schema order."""
     out = []
     definitions = schema.doc.get("definitions")
     if not isinstance(definitions, dict) or not definitions:
         raise CodegenError(f"schema/{schema.file}: no definitions")
     for name, definition in definitions.items():
-        branches = definition.get("oneOf") if isinstance(definition, dict) else None
-        if not isinstance(branches, list) or not branches:
-            raise CodegenError(f"schema/{schema.file}: {name} is not a oneOf of const branches")
-        members = []
-        for branch in branches:
-            if (
-                not isinstance(branch, dict)
-                or set(branch) != {"const", "description"}
-                or not isinstance(branch["const"], str)
-                or not isinstance(branch["description"], str)
-            ):
-                raise CodegenError(
-                    f"schema/{schema.file}: {name}: each member must be {{const: str, description: str}}"
-                )
-            members.append((branch["const"], branch["description"]))
+        # Each vocabulary is {"enum": [...], "x-members": {member: description}}: validators
+        # check the enum (fast), codegen documents each member from x-members.
+        enum = definition.get("enum") if isinstance(definition, dict) else None
+        docs = definition.get("x-members") if isinstance(definition, dict) else None
+        if not isinstance(enum, list) or not enum or not all(isinstance(c, str) for c in enum):
+            raise CodegenError(f"schema/{schema.file}: {name} has no enum of strings")
+        if not isinstance(docs, dict) or list(docs) != enum or not all(isinstance(d, str) for d in docs.values()):
+            raise CodegenError(
+                f"schema/{schema.file}: {name}: x-members must describe every enum member, in enum order"
+            )
+        members = [(c, docs[c]) for c in enum]
         consts = [c for c, _ in members]
         if len(set(consts)) != len(consts):
             raise CodegenError(f"schema/{schema.file}: {name} repeats a const")

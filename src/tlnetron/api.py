@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ._generated.vocab import BUFFER_POLICY, GRANULARITY, ErrorCode, Granularity, WarningCode
-from .companion import build_companion, iter_nodes
+from .companion import build_companion, companion_json, iter_nodes
 from .errors import TlnetronError, warn
 from .ir import TraceIR
 from .metadata import encode_metadata, model_metadata
@@ -292,7 +292,7 @@ def export_ir(
                 remedy="rename the offending nodes (no line breaks), or export with attachment=False.",
                 problems=tuple(problems),
             )
-        companion_text = json.dumps(companion, ensure_ascii=False, indent=1, allow_nan=False)
+        companion_text = companion_json(companion)
         companion_path = companion_path_for(path)
     if path is not None:
         files = [(path, artifact_text.encode("utf-8"))]

@@ -9,6 +9,7 @@ body) or the model (``target: ""``); units sit in row names because Netron shows
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,7 +17,7 @@ from ._generated.vocab import SCHEMA_VERSION, CompanionKind, CompanionRow
 from .facts import Facts, duration_us
 from .projection import PNode, Projection
 
-__all__ = ["SIGNATURE", "build_companion", "iter_nodes"]
+__all__ = ["SIGNATURE", "build_companion", "companion_json", "iter_nodes"]
 
 SIGNATURE = "netron:attachment"
 Row = dict[str, Any]
@@ -96,3 +97,8 @@ def build_companion(projection: Projection, *, artifact_name: str, producer_vers
         metrics.append(_row(CompanionKind.MODEL, "", CompanionRow.SUM_CAPTURED_BYTES, totals.nbytes))
     metrics.append(_row(CompanionKind.MODEL, "", CompanionRow.EXPORTED_NODES, n_nodes))
     return {"signature": SIGNATURE, "metadata": metadata, "metrics": metrics}
+
+
+def companion_json(companion: dict[str, Any]) -> str:
+    """Deterministic compact companion text (one C-encoder pass; pretty-print to read it)."""
+    return json.dumps(companion, ensure_ascii=False, separators=(",", ":"), allow_nan=False) + "\n"

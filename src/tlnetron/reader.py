@@ -132,7 +132,7 @@ def _location(code_context: Any) -> str | None:
     file = getattr(frame, "file", None)
     if not file:
         return None
-    return f"{Path(str(file)).name}:{getattr(frame, 'line_number', '?')} in {getattr(frame, 'func_qualname', None) or getattr(frame, 'func_name', '?')}"
+    return f"{str(file).rsplit('/', 1)[-1]}:{getattr(frame, 'line_number', '?')} in {getattr(frame, 'func_qualname', None) or getattr(frame, 'func_name', '?')}"
 
 
 def _buffer_access(op: Any) -> str | None:

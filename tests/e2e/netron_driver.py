@@ -312,11 +312,11 @@ _JS_NODES = r"""(() => {
         items.push({ text, title: title ? title.textContent : null, classes: Array.from(child.classList) });
       }
     }
-    const lists = [];
-    for (const list of g.querySelectorAll('.node-attribute-list, .node-item-list')) {
-      lists.push(Array.from(list.querySelectorAll('text')).map((e) => e.textContent).join(''));
+    const args = [];
+    for (const arg of g.querySelectorAll(':scope > g.node-argument-list > g.node-argument')) {
+      args.push(Array.from(arg.querySelectorAll(':scope > text > tspan')).map((e) => e.textContent).join(''));
     }
-    out.push({ id: g.getAttribute('id'), classes: Array.from(g.classList), items, lists });
+    out.push({ id: g.getAttribute('id'), classes: Array.from(g.classList), items, args });
   }
   return out;
 })()"""
@@ -881,7 +881,16 @@ class NetronPage:
 
     # -- readers: canvas
     def drawn_nodes(self) -> list[dict[str, Any]]:
-        """Each ``#origin > #nodes > g.node`` box: id, classes, kind, header text, header items, lists."""
+        """Each ``#origin > #nodes > g.node`` box, in DOM order, as a dict:
+
+        ``id`` (``node-name-<name>`` for op nodes, ``input-name-<name>`` for graph inputs,
+        None for outputs), ``name`` (the op node's name), ``classes`` (of the box),
+        ``kind`` ("node" / "input" / "output" / "other"), ``header`` (the first header
+        text, i.e. the op type's last segment or the value name), ``title`` (its tooltip),
+        ``items`` ([(text, tooltip)] of every header item, e.g. ("ƒ", "Show Function
+        Definition")), ``function`` (has the ƒ drill-down item), ``arguments`` (texts of
+        the argument rows drawn inside the box, e.g. an initializer on port 1: ``1〈4×3〉``).
+        """
         nodes = self._js(_JS_NODES)
         out = []
         for n in nodes:
@@ -907,7 +916,7 @@ class NetronPage:
                     "title": n["items"][0]["title"] if n["items"] else None,
                     "items": [(item["text"], item["title"]) for item in n["items"]],
                     "function": any(item["title"] == FUNCTION_ITEM_TITLE for item in n["items"]),
-                    "lists": n["lists"],
+                    "arguments": n["args"],
                 }
             )
         return out

@@ -1,0 +1,413 @@
+"""The oracle of the property tests: what every export must satisfy, checked independently.
+
+:func:`run_export` runs ``export_ir`` with warnings captured; :func:`check_outcome` asserts
+the export either
+
+(a) succeeded -- the artifact strict-parses into ``onnx.ModelProto``, equals what
+    ``MessageToDict`` gives for it, passes ``onnx.checker.check_model(full_check=True)``,
+    its model metadata and every tlnetron node's properties validate with **jsonschema**
+    against the checked-in ``schema/*.json`` (not tlnetron's generated validators), every
+    companion row resolves to something Netron shows, no (kind, target, name) repeats in a
+    section, every number is finite, and ``tlnetron.validation`` finds no problem; or
+
+(b) refused with a :class:`~tlnetron.TlnetronError` whose code is in the ``error_code``
+    vocabulary, and wrote nothing.
+
+Vocabularies come from ``schema/vocabularies.schema.json``; nothing here retypes them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import onnx
+from google.protobuf import json_format
+from jsonschema import Draft7Validator
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT7
+
+from tlnetron import TlnetronError, TlnetronWarning
+from tlnetron.api import ExportResult, export_ir
+from tlnetron.ir import ROLE_INPUT, ROLE_OUTPUT, Dim, TraceIR
+from tlnetron.validation import artifact_problems, companion_problems, parse_artifact, shown_in_model
+
+__all__ = [
+    "COMPANION_KINDS",
+    "ERROR_CODES",
+    "Outcome",
+    "SCHEMAS",
+    "VALIDATORS",
+    "WARNING_CODES",
+    "check_outcome",
+    "check_success",
+    "ir_literal",
+    "files_of",
+    "run_export",
+    "run_public_export",
+    "strict_json",
+]
+
+ROOT = Path(__file__).resolve().parents[2]
+SCHEMA_DIR = ROOT / "schema"
+ARTIFACT_NAME = "model.onnx.json"
+COMPANION_NAME = "model.onnx.attachment.json"
+
+SCHEMAS: dict[str, dict[str, Any]] = {
+    p.name.removesuffix(".schema.json"): json.loads(p.read_text(encoding="utf-8"))
+    for p in sorted(SCHEMA_DIR.glob("*.schema.json"))
+}
+_REGISTRY: Registry = Registry().with_resources(
+    (s["$id"], Resource.from_contents(s, default_specification=DRAFT7)) for s in SCHEMAS.values()
+)
+VALIDATORS = {
+    name: Draft7Validator(SCHEMAS[name], registry=_REGISTRY)
+    for name in ("model-metadata", "node-properties", "companion", "baseline-summary")
+}
+
+
+def _vocabulary(name: str) -> frozenset[str]:
+    """Members of a closed vocabulary (written as ``enum``, or as ``oneOf`` of ``const``s)."""
+    definition = SCHEMAS["vocabularies"]["definitions"][name]
+    if "enum" in definition:
+        return frozenset(definition["enum"])
+    return frozenset(b["const"] for b in definition["oneOf"])
+
+
+ERROR_CODES = _vocabulary("error_code")
+WARNING_CODES = _vocabulary("warning_code")
+COMPANION_KINDS = _vocabulary("companion_kind")
+NODE_ROLES = _vocabulary("node_role")
+_JSON_KEYS = frozenset(
+    k for k, v in SCHEMAS["model-metadata"]["properties"].items() if v.get("x-tlnetron-encoding") == "json"
+)
+DOMAIN_MODULE = "ai.torchlens.module"
+DOMAIN_LOSSY = "ai.torchlens.lossy"
+
+# torch dtype name -> ONNX element type name, written from the ONNX enum (IR version 10),
+# independently of tlnetron's own table. Missing: no faithful ONNX element type.
+_ONNX_ELEM = {
+    "float32": "FLOAT",
+    "float16": "FLOAT16",
+    "bfloat16": "BFLOAT16",
+    "float64": "DOUBLE",
+    "int8": "INT8",
+    "int16": "INT16",
+    "int32": "INT32",
+    "int64": "INT64",
+    "uint8": "UINT8",
+    "uint16": "UINT16",
+    "uint32": "UINT32",
+    "uint64": "UINT64",
+    "bool": "BOOL",
+    "complex64": "COMPLEX64",
+    "complex128": "COMPLEX128",
+    "float8_e4m3fn": "FLOAT8E4M3FN",
+    "float8_e4m3fnuz": "FLOAT8E4M3FNUZ",
+    "float8_e5m2": "FLOAT8E5M2",
+    "float8_e5m2fnuz": "FLOAT8E5M2FNUZ",
+    "uint4": "UINT4",
+    "int4": "INT4",
+}
+
+
+def ir_literal(ir: TraceIR) -> str:
+    """A Python literal of ``ir`` (``from tlnetron.ir import *``; write NaN / infinity as ``math.nan`` / ``math.inf``)."""
+    return repr(ir)
+
+
+def _reject_constant(token: str) -> Any:
+    raise ValueError(f"{token} is not JSON")
+
+
+def strict_json(text: str) -> Any:
+    """``json.loads`` that refuses NaN / Infinity (they are not JSON)."""
+    return json.loads(text, parse_constant=_reject_constant)
+
+
+@dataclass
+class Outcome:
+    result: ExportResult | None
+    error: TlnetronError | None
+    warnings: list[warnings.WarningMessage]
+    directory: Path
+    options: dict[str, Any]
+
+
+def run_export(ir: TraceIR, directory: Path, options: dict[str, Any]) -> Outcome:
+    """``export_ir(ir, ...)`` into ``directory``; only :class:`TlnetronError` is caught."""
+    return _run(export_ir, ir, directory, options)
+
+
+def run_public_export(trace: Any, directory: Path, options: dict[str, Any]) -> Outcome:
+    """``tlnetron.export(trace, ...)`` into ``directory``; only :class:`TlnetronError` is caught."""
+    from tlnetron import export
+
+    return _run(export, trace, directory, options)
+
+
+def _run(fn: Any, subject: Any, directory: Path, options: dict[str, Any]) -> Outcome:
+    directory.mkdir(parents=True, exist_ok=True)
+    opts = {"depth": None, "attachment": None, **options}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result = fn(subject, directory / ARTIFACT_NAME, **opts)
+        except TlnetronError as exc:
+            return Outcome(None, exc, list(caught), directory, opts)
+    return Outcome(result, None, list(caught), directory, opts)
+
+
+def files_of(directory: Path) -> dict[str, bytes]:
+    """Every file in ``directory`` by name (for determinism checks)."""
+    return _files(directory)
+
+
+def _files(directory: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(directory.iterdir())}
+
+
+def check_outcome(ir: TraceIR | None, outcome: Outcome) -> None:
+    """Assert (a) a fully valid success or (b) a documented refusal that wrote nothing."""
+    for w in outcome.warnings:
+        assert issubclass(w.category, TlnetronWarning), f"unexpected warning {w.category.__name__}: {w.message}"
+        assert isinstance(w.message, TlnetronWarning) and w.message.code in WARNING_CODES, str(w.message)
+    if outcome.error is not None:
+        exc = outcome.error
+        assert exc.code in ERROR_CODES, f"undocumented error code {exc.code!r}"
+        assert str(exc).startswith(f"[{exc.code}]")
+        leftovers = _files(outcome.directory)
+        assert not leftovers, f"a refusal ({exc.code}) wrote {sorted(leftovers)}"
+        return
+    assert outcome.result is not None
+    check_success(ir, outcome)
+
+
+def check_success(ir: TraceIR | None, outcome: Outcome) -> None:
+    result = outcome.result
+    assert result is not None
+    opts = outcome.options
+    files = _files(outcome.directory)
+    expect_companion = opts["attachment"] is not False
+    assert sorted(files) == sorted([ARTIFACT_NAME] + ([COMPANION_NAME] if expect_companion else [])), sorted(files)
+    text = files[ARTIFACT_NAME].decode("utf-8")
+    assert text == result.artifact_json
+    assert result.artifact == outcome.directory / ARTIFACT_NAME
+
+    # --- the artifact: strict JSON, camelCase keys only, strict protobuf parse ---------
+    data = strict_json(text)
+    for key in _keys(data):
+        assert "_" not in key, f"snake_case key {key!r}: Netron's ProtoReader JSON path refuses it"
+    for value in _values_of(data, "elemType"):
+        assert isinstance(value, int), f"elemType {value!r} must be numeric for Netron"
+    model = json_format.Parse(text, onnx.ModelProto())
+    assert json_format.MessageToDict(model) == data, "the artifact is not MessageToDict of its own proto"
+    onnx.checker.check_model(model, full_check=True)
+    assert model.ir_version == 10
+    for field_text in (model.producer_name, model.producer_version):
+        assert field_text.isascii() and field_text.isprintable(), f"Netron fails on producer {field_text!r}"
+
+    # --- model metadata, validated with jsonschema -------------------------------------
+    keys = [p.key for p in model.metadata_props]
+    assert len(keys) == len(set(keys)), f"repeated metadata keys {keys}"
+    decoded = {p.key: (json.loads(p.value) if p.key in _JSON_KEYS else p.value) for p in model.metadata_props}
+    errors = sorted(VALIDATORS["model-metadata"].iter_errors(decoded), key=lambda e: list(e.path))
+    assert not errors, f"model metadata: {errors[0].message} at {list(errors[0].path)}"
+    assert decoded["torchlens.granularity"] == opts["granularity"]
+    assert decoded["torchlens.show_buffers"] == opts["show_buffers"]
+    assert decoded["torchlens.node_count"] == len(model.graph.node) == result.node_count
+    assert decoded["torchlens.function_count"] == len(model.functions) == result.function_count
+    assert set(result.warnings) <= WARNING_CODES
+    emitted = {w.message.code for w in outcome.warnings if isinstance(w.message, TlnetronWarning)}
+    assert emitted <= set(result.warnings)
+    assert decoded.get("torchlens.warnings", []) == sorted(set(result.warnings))
+    if ir is not None:
+        assert decoded["torchlens.capture_outcome"] == ir.honesty.capture_status
+        assert ("capture_incomplete" in emitted) == (ir.honesty.capture_status != "complete")
+    if opts["granularity"] == "module" and opts.get("depth") is not None:
+        assert decoded["torchlens.depth"] == opts["depth"]
+
+    # --- every tlnetron node's properties, validated with jsonschema -------------------
+    shown_nodes: set[str] = set()
+    for where, body in _bodies(model):
+        for node in body.node:
+            shown_nodes.add(node.name.split("\n", 1)[0])
+            if node.domain not in (DOMAIN_LOSSY, DOMAIN_MODULE):
+                continue
+            _check_node(where, node)
+
+    # --- edge types agree with the trace -----------------------------------------------
+    if ir is not None:
+        _check_types(ir, model, opts)
+
+    # --- tlnetron's own validation agrees ----------------------------------------------
+    parsed, problems = parse_artifact(text)
+    assert parsed is not None and not problems, [p.line() for p in problems]
+    problems = list(artifact_problems(parsed))
+    assert not problems, [p.line() for p in problems]
+
+    # --- the companion -----------------------------------------------------------------
+    if not expect_companion:
+        assert result.companion is None and result.companion_json is None
+        return
+    ctext = files[COMPANION_NAME].decode("utf-8")
+    assert ctext == result.companion_json
+    companion = strict_json(ctext)
+    errors = list(VALIDATORS["companion"].iter_errors(companion))
+    assert not errors, f"companion: {errors[0].message} at {list(errors[0].path)}"
+    assert companion["signature"] == "netron:attachment"
+    functions = {f.name for f in model.functions}
+    for section in ("metadata", "metrics"):
+        seen: set[tuple[str, str, str]] = set()
+        for i, row in enumerate(companion[section]):
+            kind, target, name = row["kind"], row["target"], row["name"]
+            assert kind in COMPANION_KINDS
+            if kind == "model":
+                assert target == "", f"{section}[{i}]: a model row must target ''"
+            elif kind == "node":
+                assert target in shown_nodes, f"{section}[{i}] targets {target!r}: no node has that name"
+            elif kind == "graph":
+                assert target in functions | {""}, f"{section}[{i}] targets {target!r}"
+            else:
+                raise AssertionError(f"{section}[{i}]: tlnetron writes no {kind} rows")
+            key = (kind, target, name)
+            assert key not in seen, f"{section}[{i}] repeats {key}"
+            seen.add(key)
+            _assert_finite(row["value"], f"{section}[{i}]")
+    problems = list(companion_problems(companion, shown_in_model(parsed)))
+    assert not problems, [p.line() for p in problems]
+
+
+def _keys(data: Any) -> Iterator[str]:
+    if isinstance(data, dict):
+        for k, v in data.items():
+            yield k
+            yield from _keys(v)
+    elif isinstance(data, list):
+        for v in data:
+            yield from _keys(v)
+
+
+def _values_of(data: Any, key: str) -> Iterator[Any]:
+    if isinstance(data, dict):
+        for k, v in data.items():
+            if k == key:
+                yield v
+            yield from _values_of(v, key)
+    elif isinstance(data, list):
+        for v in data:
+            yield from _values_of(v, key)
+
+
+def _assert_finite(value: Any, where: str) -> None:
+    if isinstance(value, float):
+        assert math.isfinite(value), f"{where}: {value!r} is not finite"
+    elif isinstance(value, list):
+        for v in value:
+            _assert_finite(v, where)
+    else:
+        assert isinstance(value, (str, int, bool)), f"{where}: {value!r} is not a value Netron renders"
+
+
+def _bodies(model: onnx.ModelProto) -> Iterator[tuple[str, Any]]:
+    yield "graph", model.graph
+    for f in model.functions:
+        yield f"function {f.name!r} ({f.overload})", f
+
+
+def _check_node(where: str, node: onnx.NodeProto) -> None:
+    names = [a.name for a in node.attribute]
+    assert len(names) == len(set(names)), f"{where} node {node.name!r}: repeated attributes {names}"
+    attrs: dict[str, Any] = {}
+    for a in node.attribute:
+        assert a.type != onnx.AttributeProto.UNDEFINED, "Netron renders an attribute without type as FLOAT 0"
+        value = onnx.helper.get_attribute_value(a)
+        attrs[a.name] = value.decode("utf-8") if isinstance(value, bytes) else value
+    meta_keys = [p.key for p in node.metadata_props]
+    assert len(meta_keys) == len(set(meta_keys)), f"{where} node {node.name!r}: repeated metadata {meta_keys}"
+    meta = {p.key: p.value for p in node.metadata_props}
+    role = "module_call" if node.domain == DOMAIN_MODULE else "op"
+    errors = list(VALIDATORS["node-properties"].iter_errors({"role": role, "attributes": attrs, "metadata": meta}))
+    assert not errors, f"{where} node {node.name!r}: {errors[0].message} at {list(errors[0].path)}"
+
+
+# --------------------------------------------------------------------------------------
+# typed edges
+# --------------------------------------------------------------------------------------
+
+Expected = tuple[int, tuple[int, ...]] | None
+
+
+def expected_type(shape: tuple[Dim, ...] | None, dtype: str | None) -> Expected:
+    """The ONNX type a traced value must carry, or None when it has no faithful one."""
+    if shape is None or dtype is None or dtype not in _ONNX_ELEM:
+        return None
+    if any(isinstance(d, bool) or not isinstance(d, int) or d < 0 for d in shape):
+        return None
+    return onnx.TensorProto.DataType.Value(_ONNX_ELEM[dtype]), tuple(shape)
+
+
+def _declared(v: onnx.ValueInfoProto) -> Expected | str:
+    if not v.HasField("type"):
+        return "no type"
+    tt = v.type.tensor_type
+    if tt.elem_type == onnx.TensorProto.UNDEFINED:
+        assert not tt.HasField("shape"), f"value {v.name!r}: UNDEFINED element type with a shape"
+        return None
+    assert tt.HasField("shape"), f"value {v.name!r}: typed without a shape"
+    for d in tt.shape.dim:
+        assert d.HasField("dim_value"), f"value {v.name!r}: a dimension without a value"
+    return tt.elem_type, tuple(d.dim_value for d in tt.shape.dim)
+
+
+def _check_types(ir: TraceIR, model: onnx.ModelProto, opts: dict[str, Any]) -> None:
+    """Every value named after a traced op carries exactly the type the trace states."""
+    granularity = opts["granularity"]
+    expect: dict[str, Expected] = {}
+    if granularity in ("op", "module"):
+        for op in ir.ops:
+            if op.role != ROLE_OUTPUT:
+                expect[op.name] = expected_type(op.shape, op.dtype)
+    elif opts["show_buffers"] == "always":  # rolled: the kept passes are all passes
+        layers: dict[str, list[Any]] = {}
+        for op in ir.ops:
+            if op.role != ROLE_OUTPUT:
+                layers.setdefault(op.layer, []).append(op)
+        for layer, passes in layers.items():
+            agree = len({(p.shape, p.dtype) for p in passes}) == 1
+            expect[layer] = expected_type(passes[0].shape, passes[0].dtype) if agree else None
+    else:
+        return
+    inputs = {op.name for op in ir.ops if op.role == ROLE_INPUT}
+    for where, body in _bodies(model):
+        declared: dict[str, Expected | str] = {}
+        if isinstance(body, onnx.GraphProto):
+            infos = [*body.input, *body.output, *body.value_info]
+        else:
+            infos = list(body.value_info)
+        for v in infos:
+            got = _declared(v)
+            if v.name in declared and v.name not in inputs:
+                assert declared[v.name] == got, f"{where}: value {v.name!r} declared twice differently"
+            declared[v.name] = got
+        used: set[str] = set()
+        for node in body.node:
+            used.update(node.input)
+            used.update(node.output)
+        if not isinstance(body, onnx.GraphProto):
+            used.update(body.input)
+            used.update(body.output)
+        for name in used | set(declared):
+            if name not in expect:
+                continue
+            want = expect[name]
+            got = declared.get(name)
+            if want is None:
+                assert got in (None, "no type"), f"{where}: value {name!r} is typed {got} but the trace states no faithful type"
+            else:
+                assert got == want, f"{where}: value {name!r} should be typed {want}, declared {got}"

@@ -1,0 +1,222 @@
+"""Every typed refusal of ``tlnetron.export``: stable code, a remedy, and nothing written.
+
+Refusals happen before anything touches the disk, so an existing artifact and companion at
+the destination stay byte-identical; a failure in the middle of writing the pair (the
+second ``os.replace``) restores the first file and leaves no temporary files behind.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+import torchlens
+
+import tlnetron
+import tlnetron.writer
+from tlnetron import TlnetronError, TlnetronWarning
+from zoo import ZooTrace
+
+MODEL = "twice"  # small and fast; has module calls and two outputs
+
+
+@pytest.fixture(scope="module")
+def log(zoo_trace: ZooTrace) -> torchlens.Trace:
+    return zoo_trace(MODEL)
+
+
+def _export(trace: Any, path: Any = None, **kwargs: Any) -> tlnetron.ExportResult:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TlnetronWarning)
+        return tlnetron.export(trace, path, **kwargs)
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    """Every file under ``root`` with its bytes (hidden temp files included)."""
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def _refused(code: str, trace: Any, path: Any = None, **kwargs: Any) -> TlnetronError:
+    with pytest.raises(TlnetronError) as info:
+        _export(trace, path, **kwargs)
+    err = info.value
+    assert err.code == code, str(err)
+    text = str(err)
+    assert text.startswith(f"[{code}] ")
+    assert "Remedy:" in text and err.remedy, text
+    assert text.split("Remedy:", 1)[1].strip()
+    return err
+
+
+# ------------------------------------------------------------------ one case per code
+
+
+@pytest.mark.parametrize("subject", ["dict", "module", "none", "string"])
+def test_not_a_trace(tmp_path: Path, subject: str) -> None:
+    trace: Any = {
+        "dict": {"ops": []},
+        "module": torch.nn.Linear(2, 2),
+        "none": None,
+        "string": "run.tlspec",
+    }[subject]
+    _refused("not_a_trace", trace, tmp_path / "m.onnx.json")
+    assert _tree(tmp_path) == {}
+
+
+@pytest.mark.parametrize("granularity", ["ops", "Module", "", None, 1, "flat"])
+def test_invalid_granularity(log: torchlens.Trace, tmp_path: Path, granularity: Any) -> None:
+    _refused("invalid_granularity", log, tmp_path / "m.onnx.json", granularity=granularity)
+    assert _tree(tmp_path) == {}
+
+
+@pytest.mark.parametrize("policy", ["sometimes", "Always", "", None, True])
+def test_invalid_buffer_policy(log: torchlens.Trace, tmp_path: Path, policy: Any) -> None:
+    _refused("invalid_buffer_policy", log, tmp_path / "m.onnx.json", show_buffers=policy)
+    assert _tree(tmp_path) == {}
+
+
+@pytest.mark.parametrize("depth", [0, -1, 1.5, True, False, "2"], ids=repr)
+def test_invalid_depth(log: torchlens.Trace, tmp_path: Path, depth: Any) -> None:
+    _refused("invalid_depth", log, tmp_path / "m.onnx.json", depth=depth)
+    assert _tree(tmp_path) == {}
+
+
+@pytest.mark.parametrize("granularity", ["op", "rolled"])
+def test_depth_not_applicable(log: torchlens.Trace, tmp_path: Path, granularity: str) -> None:
+    err = _refused("depth_not_applicable", log, tmp_path / "m.onnx.json", granularity=granularity, depth=2)
+    assert "module" in err.remedy
+    assert _tree(tmp_path) == {}
+
+
+@pytest.mark.parametrize("case", ["no_json", "attachment_name", "directory", "not_a_path"])
+def test_invalid_path(log: torchlens.Trace, tmp_path: Path, case: str) -> None:
+    target: Any = {
+        "no_json": tmp_path / "model.onnx",
+        "attachment_name": tmp_path / "model.attachment.json",
+        "directory": tmp_path / "folder.json",
+        "not_a_path": 42,
+    }[case]
+    if case == "directory":
+        target.mkdir()
+    before = _tree(tmp_path)
+    _refused("invalid_path", log, target)
+    assert _tree(tmp_path) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == (["folder.json"] if case == "directory" else [])
+
+
+def _under_a_file(tmp_path: Path) -> Path:
+    blocker = tmp_path / "a_regular_file"
+    blocker.write_text("not a folder")
+    return blocker / "m.onnx.json"
+
+
+@pytest.mark.parametrize("case", ["missing_parent", "parent_is_a_file", "proc"])
+def test_destination_unwritable(log: torchlens.Trace, tmp_path: Path, case: str) -> None:
+    # Tests run as root, so a chmod'ed folder would still be writable: use a parent that is
+    # a regular file, a folder that does not exist, or /proc (no regular files can be made).
+    target = {
+        "missing_parent": tmp_path / "missing" / "m.onnx.json",
+        "parent_is_a_file": _under_a_file(tmp_path) if case == "parent_is_a_file" else None,
+        "proc": Path("/proc/tlnetron-test.onnx.json"),
+    }[case]
+    before = _tree(tmp_path)
+    _refused("destination_unwritable", log, target)
+    assert _tree(tmp_path) == before
+    assert not (tmp_path / "missing").exists()
+    assert not Path("/proc/tlnetron-test.onnx.json").exists()
+
+
+def test_attachment_needs_path(log: torchlens.Trace) -> None:
+    # Refused before serving is attempted (no netron needed to see this refusal).
+    _refused("attachment_needs_path", log, None, attachment=True, serve=True)
+
+
+@pytest.mark.parametrize(
+    ("path_kind", "kwargs"),
+    [
+        ("none", {}),
+        ("none", {"serve": False}),
+        ("none", {"attachment": False}),
+        ("file", {"attachment": "yes"}),
+        ("file", {"attachment": 1}),
+        ("file", {"serve": "yes"}),
+    ],
+    ids=["no-path-no-serve", "serve-false", "attachment-false-no-path", "attachment-yes", "attachment-1", "serve-yes"],
+)
+def test_invalid_option(log: torchlens.Trace, tmp_path: Path, path_kind: str, kwargs: dict[str, Any]) -> None:
+    path = tmp_path / "m.onnx.json" if path_kind == "file" else None
+    _refused("invalid_option", log, path, **kwargs)
+    assert _tree(tmp_path) == {}
+
+
+# ------------------------------------------------------------------ existing files survive
+
+
+def _existing_pair(log: torchlens.Trace, folder: Path) -> tuple[Path, dict[str, bytes]]:
+    path = folder / "m.onnx.json"
+    result = _export(log, path, granularity="op")
+    assert result.companion is not None and result.companion.is_file()
+    return path, _tree(folder)
+
+
+def _refusing_calls(log: torchlens.Trace) -> Iterator[tuple[str, Any, dict[str, Any]]]:
+    yield "not_a_trace", {"not": "a trace"}, {}
+    yield "invalid_granularity", log, {"granularity": "layers"}
+    yield "invalid_buffer_policy", log, {"show_buffers": "some"}
+    yield "invalid_depth", log, {"depth": 0}
+    yield "depth_not_applicable", log, {"granularity": "rolled", "depth": 1}
+    yield "invalid_option", log, {"attachment": "yes"}
+
+
+def test_refusals_leave_existing_files_byte_identical(log: torchlens.Trace, tmp_path: Path) -> None:
+    path, before = _existing_pair(log, tmp_path)
+    assert set(before) == {"m.onnx.json", "m.onnx.attachment.json"}
+    for code, trace, kwargs in _refusing_calls(log):
+        _refused(code, trace, path, **kwargs)
+        assert _tree(tmp_path) == before, code
+
+
+# ------------------------------------------------------------------ atomic writes
+
+
+class _FailingSecondReplace:
+    """Stands in for ``os`` inside ``tlnetron.writer``: the second ``replace`` fails."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str]] = []
+
+    def replace(self, src: Any, dst: Any) -> None:
+        self.calls.append((str(src), str(dst)))
+        if len(self.calls) == 2:
+            raise OSError(28, "No space left on device (simulated)", str(dst))
+        os.replace(src, dst)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(os, name)
+
+
+@pytest.mark.parametrize("existing", [True, False], ids=["over-existing-files", "into-empty-folder"])
+def test_failed_second_replace_restores_everything(
+    log: torchlens.Trace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, existing: bool
+) -> None:
+    path = tmp_path / "m.onnx.json"
+    before: dict[str, bytes] = {}
+    if existing:
+        path, before = _existing_pair(log, tmp_path)
+    fake = _FailingSecondReplace()
+    monkeypatch.setattr(tlnetron.writer, "os", fake)
+    # The module view differs from the op view on disk, so a half-done write would show.
+    _refused("destination_unwritable", log, path, granularity="module")
+    monkeypatch.undo()
+    assert len(fake.calls) >= 2, "the writer did not replace the files one by one"
+    assert fake.calls[0][1] == str(path)
+    assert _tree(tmp_path) == before  # first file restored (or removed), no temp/backup files
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+    # And the destination still accepts a normal export afterwards.
+    result = _export(log, path, granularity="module")
+    assert path.read_text(encoding="utf-8") == result.artifact_json
