@@ -24,7 +24,7 @@ from typing import Any
 import torch
 from torch import nn
 
-__all__ = ["MODELS", "build", "trace"]
+__all__ = ["MODELS", "build", "src_fingerprint", "trace"]
 
 MODELS = ("gpt2", "t5", "resnet", "loop", "bert")
 SEED = 0
@@ -202,3 +202,23 @@ def warm_torchlens() -> float:
         warnings.simplefilter("ignore")
         torchlens.trace(nn.Sequential(nn.Linear(4, 4), nn.ReLU()), torch.randn(1, 4))
     return time.perf_counter() - t0
+
+
+def src_fingerprint() -> dict[str, str]:
+    """Which tlnetron code was measured: the commit and a hash of src/ as it is on disk
+    (the work tree may hold uncommitted changes)."""
+    import hashlib
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    h = hashlib.sha256()
+    for f in sorted((root / "src").rglob("*")):
+        if f.is_file() and f.suffix in (".py", ".json", ".js") and "__pycache__" not in f.parts:
+            h.update(str(f.relative_to(root)).encode())
+            h.update(f.read_bytes())
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10).stdout.strip()
+    except Exception:
+        head = "?"
+    return {"git_head": head, "src_sha256": h.hexdigest()[:16]}

@@ -192,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     models.warm_torchlens()
     log, trace_s = models.trace(args.model, quick=args.quick)
     print(f"{args.model}{' (quick)' if args.quick else ''}: {len(log.ops)} ops, traced in {trace_s:.2f} s\n")
-    doc: dict[str, Any] = {"model": args.model, "quick": args.quick, "ops": len(log.ops), "trace_s": trace_s, "views": []}
+    doc: dict[str, Any] = {"model": args.model, "quick": args.quick, "ops": len(log.ops), "trace_s": trace_s, "source": models.src_fingerprint(), "views": []}
     with tempfile.TemporaryDirectory(prefix="tlnetron-prof-") as td:
         tmp = Path(td)
         # cProfile first, on the unwrapped functions

@@ -14,7 +14,7 @@ per-round ratios A/B, and A's median as a fraction of the model's trace time. Ta
 (informational; the script always exits 0): module <= 0.33, op and rolled <= 0.5.
 
     /work/venv/bin/python benchmarks/run.py                 # all models, 7 rounds
-    /work/venv/bin/python benchmarks/run.py --quick         # small configs, ~30 s smoke run
+    /work/venv/bin/python benchmarks/run.py --quick         # small configs, 3 rounds: a smoke run
     /work/venv/bin/python benchmarks/run.py --models gpt2,bert --granularities module --rounds 11
 
 Writes benchmarks/results/latest.json (latest-quick.json with --quick), or --out.
@@ -155,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models", default=",".join(models.MODELS), help=f"comma list from {','.join(models.MODELS)}")
     ap.add_argument("--granularities", default=",".join(GRANULARITIES))
-    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--rounds", type=int, default=None, help="warm rounds per row (default 7; 3 with --quick)")
     ap.add_argument("--quick", action="store_true", help="small configs of each model (smoke run)")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args(argv)
@@ -167,6 +167,8 @@ def main(argv: list[str] | None = None) -> int:
     for g in grans:
         if g not in GRANULARITIES:
             ap.error(f"unknown granularity {g!r}")
+    if args.rounds is None:
+        args.rounds = 3 if args.quick else 7
     out_path = args.out or HERE / "results" / ("latest-quick.json" if args.quick else "latest.json")
 
     # import both exporters (and what they share) up front: import time is not export time
@@ -210,6 +212,7 @@ def main(argv: list[str] | None = None) -> int:
         "rounds": args.rounds,
         "targets": TARGETS,
         "versions": _versions(),
+        "source": models.src_fingerprint(),
         "cpus": os.cpu_count(),
         "loadavg_start": load_start,
         "loadavg_end": os.getloadavg(),

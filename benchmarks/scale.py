@@ -696,8 +696,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\n{err}")
     else:
         print(f"\nplot: {plot_path} ({plot_path.stat().st_size / 1024:.0f} KB)")
+    sys.path.insert(0, str(HERE))
+    import models
+
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    out_path.write_text(json.dumps({"script": "benchmarks/scale.py", "sizes": sizes, "verify": notes, "synthetic": rows, "torch": torch_results,
+    out_path.write_text(json.dumps({"script": "benchmarks/scale.py", "source": models.src_fingerprint(), "sizes": sizes, "verify": notes, "synthetic": rows, "torch": torch_results,
                                     "synthetic_markdown": st, "torch_markdown": tt, "timeout_s": args.timeout, "cpus": os.cpu_count(),
                                     "loadavg_end": os.getloadavg(), "wall_s": time.time() - t_start}, indent=1))
     print(f"wrote {out_path}")
