@@ -386,7 +386,7 @@ def test_string_edits_agree(name: str, data: st.DataObject) -> None:
 
 
 @pytest.mark.parametrize("name", VALIDATED)
-@settings(AGREEMENT, max_examples=max(100, EXAMPLES // 2))
+@settings(AGREEMENT, max_examples=max(50, EXAMPLES // 4))
 @given(data=st.data())
 def test_valid_instances_are_accepted_by_both(name: str, data: st.DataObject) -> None:
     instance = data.draw(st.one_of(VALID[name], RICH[name]), label="instance")
@@ -583,3 +583,19 @@ def test_node_diff_status_key_is_checked() -> None:
     assert caught.value.name == "data.metadata.torchlens.diff.status"
     assert caught.value.rule == "enum"
     assert caught.value.value == "different"
+
+
+def test_the_cross_reference_check_owns_target_rules() -> None:
+    """The schema cannot say which targets Netron shows; tlnetron.validation.companion_problems does."""
+    validation = pytest.importorskip("tlnetron.validation")
+    shown = validation.Shown(nodes=frozenset({"conv1"}), values=frozenset({"conv1_out"}), functions=frozenset())
+
+    def problems(*rows: dict[str, Any]) -> list[Any]:
+        return list(validation.companion_problems(companion(*rows), shown))
+
+    assert problems(row(), row(kind="model", target="", name="exported nodes", value=7)) == []
+    assert problems(row(kind="model", target="x"))  # model rows: the empty target only
+    assert problems(row(target=""))  # node rows: a node name
+    assert problems(row(kind="value", target="nowhere"))
+    assert problems(row(kind="function"))  # schema refusals surface here too
+    assert problems(row(name="a\n"))

@@ -129,10 +129,10 @@ def _location(code_context: Any) -> str | None:
         if "/torch/" not in file:
             chosen = frame
     frame = chosen if chosen is not None else frames[-1]
-    file = getattr(frame, "file", None)
-    if not file:
+    where = getattr(frame, "file", None)
+    if not where:
         return None
-    return f"{str(file).rsplit('/', 1)[-1]}:{getattr(frame, 'line_number', '?')} in {getattr(frame, 'func_qualname', None) or getattr(frame, 'func_name', '?')}"
+    return f"{str(where).rsplit('/', 1)[-1]}:{getattr(frame, 'line_number', '?')} in {getattr(frame, 'func_qualname', None) or getattr(frame, 'func_name', '?')}"
 
 
 def _buffer_access(op: Any) -> str | None:

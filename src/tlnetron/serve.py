@@ -162,14 +162,14 @@ def _start_companion_server(model: tuple[str, bytes], companion: tuple[str, byte
     httpd.daemon_threads = True
     thread = threading.Thread(target=httpd.serve_forever, name="tlnetron-serve", daemon=True)
     thread.start()
-    host, port = httpd.server_address[:2]
+    host, port = str(httpd.server_address[0]), int(httpd.server_address[1])
 
     def stop() -> None:
         httpd.shutdown()
         httpd.server_close()
         thread.join(timeout=5)
 
-    return Served(str(host), int(port), f"http://{host}:{port}/", "tlnetron-companion-page", stop)
+    return Served(host, port, f"http://{host}:{port}/", "tlnetron-companion-page", stop)
 
 
 def _start_netron_server(name: str, data: bytes) -> Served:

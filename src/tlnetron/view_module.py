@@ -144,8 +144,8 @@ def project_module(ir: TraceIR, show_buffers: str, depth_arg: int | None) -> Pro
         for parent in op.parents:
             pchain = home.get(parent, ())
             common = 0
-            for a, b in zip(pchain, chain):
-                if a != b:
+            for outer, inner in zip(pchain, chain):
+                if outer != inner:
                     break
                 common += 1
             for c in pchain[common:]:
@@ -164,14 +164,13 @@ def project_module(ir: TraceIR, show_buffers: str, depth_arg: int | None) -> Pro
                 b.facts.append(facts)
                 if op.flops is None:
                     b.unknown_flops += 1
-    for call, n_buf, n_ops in kept.hidden_by_call:
-        cur: str | None = call or None
+    for hidden_in, n_buf, n_ops in kept.hidden_by_call:
+        cur: str | None = hidden_in or None
         while cur is not None and cur not in bodies:
-            parent = by_label[cur].parent if cur in by_label else None
-            cur = parent
-        b = bodies[cur]
-        b.hidden_buffers += n_buf
-        b.hidden_ops += n_ops
+            cur = by_label[cur].parent if cur in by_label else None
+        owner = bodies[cur]
+        owner.hidden_buffers += n_buf
+        owner.hidden_ops += n_ops
 
     values: dict[str, PValue] = {op.name: op_value(op) for op in ops if op.role != ROLE_OUTPUT}
 
@@ -183,9 +182,8 @@ def project_module(ir: TraceIR, show_buffers: str, depth_arg: int | None) -> Pro
     for label, b in bodies.items():
         if label is None or b.call is None:
             continue
-        call = b.call
         facts = sum_facts(b.facts, inclusive=True)
-        call_nodes[label] = _call_node(call, tuple(b.inputs), ordered_outputs(b), facts, b)
+        call_nodes[label] = _call_node(b.call, tuple(b.inputs), ordered_outputs(b), facts, b)
 
     def body_nodes(b: _Body) -> tuple[list[PNode], list[PValue]]:
         nodes: list[PNode] = []

@@ -39,7 +39,7 @@ def _passes_text(passes: list[int]) -> str:
         return ""
     out: list[str] = []
     start = prev = passes[0]
-    for p in passes[1:] + [None]:  # type: ignore[list-item]
+    for p in [*passes[1:], None]:
         if p is not None and p == prev + 1:
             prev = p
             continue

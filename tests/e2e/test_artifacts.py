@@ -409,6 +409,35 @@ def first_node_with(attachment: Json, body: Json, metric: str, *, calls: bool | 
     return None
 
 
+DURATION_ROWS = ("observed \u00b5s", "all-pass \u00b5s")  # one pass / a rolled layer of several
+
+
+def first_op_with_duration(ex: Exported, body: Json) -> Json | None:
+    """The first non-call node of ``body`` with a companion duration row."""
+    for metric in DURATION_ROWS:
+        node = first_node_with(ex.attachment, body, metric, calls=False, model=ex.model)
+        if node is not None:
+            return node
+    return None
+
+
+def check_one_level(netron: NetronPage, ex: Exported, call: Json) -> None:
+    """Drill into ``call``: the body is drawn as the function says; an inner op shows its rows."""
+    fn = body_of(ex.model, call)
+    assert fn is not None
+    where = f"{ex.name}/{ex.granularity} inside {call['name']}"
+    seconds = netron.drill_into(call["name"])
+    RENDER_TIMES[f"{ex.name}/{ex.granularity} drill {fn['name']}"] = round(seconds, 3)
+    assert netron.breadcrumb() == [breadcrumb_text(fn)], where
+    check_drawn_body(netron, fn, where)
+    check_targets_drawn(netron, fn, ex.attachment, where)
+    op = first_op_with_duration(ex, fn)
+    if op is not None:
+        check_node_sidebar(netron, ex.model, op, ex.attachment, where)
+    netron.go_up()
+    assert netron.breadcrumb() == []
+
+
 def check_model_sidebar(netron: NetronPage, ex: Exported) -> None:
     props = netron.open_model_properties()
     top = dict(props["Model Properties"])
@@ -432,21 +461,35 @@ def check_model_sidebar(netron: NetronPage, ex: Exported) -> None:
     assert props["Metrics"] == totals
 
 
-def check_drill_down(netron: NetronPage, ex: Exported) -> None:
-    """Drill two levels: top call -> a call inside its body; check each level, then go back up."""
+def drill_path(ex: Exported, min_depth: int = 2) -> list[Json]:
+    """The shortest chain of call nodes (top-level call, a call in its body, ...) at least
+    ``min_depth`` long whose last body holds an op with a duration row."""
     model = ex.model
-    outer = inner = None
-    for node in ex.graph["node"]:
-        body = body_of(model, node)
-        if body is None:
-            continue
-        inner = next((n for n in body["node"] if body_of(model, n) is not None), None)
-        if inner is not None:
-            outer = node
-            break
-    assert outer is not None and inner is not None, f"{ex.name}: no two-level module call to drill into"
-    outer_fn, inner_fn = body_of(model, outer), body_of(model, inner)
-    assert outer_fn is not None and inner_fn is not None
+    queue: list[list[Json]] = [[n] for n in ex.graph["node"] if body_of(model, n) is not None]
+    while queue:
+        path = queue.pop(0)
+        body = body_of(model, path[-1])
+        assert body is not None
+        if len(path) >= min_depth and first_op_with_duration(ex, body) is not None:
+            return path
+        queue.extend(path + [n] for n in body["node"] if body_of(model, n) is not None)
+    raise AssertionError(f"{ex.name}: no chain of {min_depth}+ module calls ending at an op with metrics")
+
+
+def breadcrumb_of(functions: Sequence[Json]) -> list[str]:
+    """Netron's breadcrumb for a drill stack (outermost first): the last 3 levels, "…" before them."""
+    shown = [breadcrumb_text(fn) for fn in functions]
+    return shown if len(shown) <= 3 else ["\u2026", *shown[-3:]]
+
+
+def check_drill_down(netron: NetronPage, ex: Exported) -> None:
+    """Drill at least two levels (top call -> a call inside its body -> ...), check each level, go back up."""
+    model = ex.model
+    path = drill_path(ex)
+    outer = path[0]
+    functions = [body_of(model, call) for call in path]
+    outer_fn = functions[0]
+    assert outer_fn is not None
 
     # The call box: class name, module path, call index; inclusive metadata.
     attrs = {a["name"]: attribute_text(a) for a in outer["attribute"]}
@@ -460,23 +503,27 @@ def check_drill_down(netron: NetronPage, ex: Exported) -> None:
     meta_names = [name for name, _ in props["Metadata"]]
     assert {"inclusive_time", "inclusive_flops"} <= set(meta_names)
 
-    trail: list[str] = []
-    for call, fn in ((outer, outer_fn), (inner, inner_fn)):
+    stack: list[Json] = []
+    for call, fn in zip(path, functions):
+        assert fn is not None
         seconds = netron.drill_into(call["name"])
         RENDER_TIMES[f"{ex.name}/{ex.granularity} drill {fn['name']}"] = round(seconds, 3)
-        trail.append(breadcrumb_text(fn))
+        stack.append(fn)
         where = f"{ex.name} inside {call['name']}"
-        assert netron.breadcrumb() == trail, where
+        assert netron.breadcrumb() == breadcrumb_of(stack), where
         check_drawn_body(netron, fn, where)
         assert netron.edge_labels(), f"{where}: no edge labels drawn inside the body"
         check_targets_drawn(netron, fn, ex.attachment, where)
-        op = first_node_with(ex.attachment, fn, "observed \u00b5s", calls=False, model=model)
-        assert op is not None, f"{where}: no inner op with an 'observed µs' row"
-        check_node_sidebar(netron, model, op, ex.attachment, where)
-    netron.go_up()
-    assert netron.breadcrumb() == trail[:1]
-    netron.go_up()
-    assert netron.breadcrumb() == []
+        op = first_op_with_duration(ex, fn)
+        if op is not None:  # rows for ops inside a function show once drilled in
+            check_node_sidebar(netron, model, op, ex.attachment, where)
+        elif fn is not functions[-1]:
+            inner_call = next(n for n in fn["node"] if body_of(model, n) is not None)
+            check_node_sidebar(netron, model, inner_call, ex.attachment, where)
+    while stack:
+        netron.go_up()
+        stack.pop()
+        assert netron.breadcrumb() == breadcrumb_of(stack)
     assert {b["name"] for b in op_boxes(netron)} == {n["name"] for n in ex.graph["node"]}
 
 
@@ -517,12 +564,12 @@ def test_export_opens_fully_lit(netron: NetronPage, exported: ExportFn, name: st
     check_targets_drawn(netron, ex.graph, ex.attachment, where)
 
     # Companion rows in Node Properties: an op node, and in module view a call node.
-    op = first_node_with(ex.attachment, ex.graph, "observed \u00b5s", calls=False, model=ex.model)
-    if op is None:  # a rolled node of several passes says "all passes µs"
-        op = first_node_with(ex.attachment, ex.graph, "all passes \u00b5s", calls=False, model=ex.model)
-    assert op is not None, f"{where}: no op node with a duration row"
-    check_node_sidebar(netron, ex.model, op, ex.attachment, where)
     call = next((n for n in ex.graph["node"] if body_of(ex.model, n) is not None), None)
+    op = first_op_with_duration(ex, ex.graph)
+    if op is not None:
+        check_node_sidebar(netron, ex.model, op, ex.attachment, where)
+    else:  # bert, loop: every root node is a module call; ops are checked after drilling in
+        assert granularity == "module" and all(body_of(ex.model, n) for n in ex.graph["node"]), where
     if granularity == "module" and ex.model.get("functions"):
         assert call is not None
         check_node_sidebar(netron, ex.model, call, ex.attachment, f"{where} call")
@@ -534,6 +581,8 @@ def test_export_opens_fully_lit(netron: NetronPage, exported: ExportFn, name: st
 
     if granularity == "module" and name in DRILL_MODELS:
         check_drill_down(netron, ex)
+    elif call is not None:
+        check_one_level(netron, ex, call)
     if granularity == "rolled" and name == "loop":
         check_rolled_loop(netron, ex)
     assert netron.console_errors() == []
