@@ -270,6 +270,8 @@ def export_ir(
     graph_doc = f"{DISCLAIMER}\nView: {granularity}" + (f" at module depth {projection.depth}" if projection.depth else "") + "."
     if projection.depth_reason:
         graph_doc += f"\n{projection.depth_reason}"
+    if projection.graph.doc:
+        graph_doc += f"\n{projection.graph.doc}"
     model = build_model(projection, encode_metadata(meta), producer_version=_version(), graph_doc=graph_doc)
     step("check", 3, 5)
     failure = check_onnx(model)

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from ._generated.vocab import NodeAttr, NodeMeta, NodeRole
 from .facts import Facts, bytes_text, count_text, duration_text, flops_text
 from .ir import ROLE_BUFFER, ROLE_INPUT, ROLE_OUTPUT, OpIR
-from .projection import PGraph, PNode, PValue, shape_text, tensor_type, untyped_reason
+from .projection import PGraph, PNode, PValue, loose_type, shape_text, tensor_type, untyped_reason
 
 __all__ = [
     "DOMAIN_LOSSY",
@@ -96,7 +96,8 @@ def _params_text(op: OpIR) -> str | None:
 
 def op_value(op: OpIR) -> PValue:
     """The value an op produces (named like the op)."""
-    return PValue(op.name, tensor_type(op.shape, op.dtype))
+    ty = tensor_type(op.shape, op.dtype)
+    return PValue(op.name, ty, loose=None if ty is not None else loose_type([op.shape], [op.dtype]))
 
 
 def op_node(op: OpIR, inputs: tuple[str, ...], ports: tuple[str, ...], *, domain: str = DOMAIN_LOSSY) -> PNode:
@@ -155,26 +156,51 @@ def op_node(op: OpIR, inputs: tuple[str, ...], ports: tuple[str, ...], *, domain
 
 def graph_io(
     inputs: list[OpIR], outputs: list[OpIR], produced: dict[str, PValue], input_values: dict[str, PValue]
-) -> tuple[tuple[PValue, ...], list[PNode], tuple[PValue, ...]]:
-    """Graph inputs, extra output nodes, and graph outputs.
+) -> tuple[tuple[PValue, ...], list[PNode], list[PNode], tuple[PValue, ...]]:
+    """Graph inputs, input nodes, output nodes, and graph outputs.
 
-    A model output is the value its parent produces. When that value is a graph input or
-    already a graph output (a model returning ``(x, x)``), an ``output`` node of its own
-    carries it, so every output op stays visible and the checker's rules hold.
+    A model output is the value its parent produces. An ``output`` node of its own carries
+    it when that value is a graph input or already a graph output (a model returning
+    ``(x, x)``), or when not even its rank is known (ONNX graph outputs must state a shape);
+    a model input whose rank is unknown is likewise drawn as an ``input`` node.
     """
-    g_inputs = tuple(input_values[op.name] for op in inputs)
-    extra: list[PNode] = []
+    g_inputs: list[PValue] = []
+    in_nodes: list[PNode] = []
+    for op in inputs:
+        v = input_values[op.name]
+        if v.io_type is not None:
+            g_inputs.append(v)
+            continue
+        in_nodes.append(
+            PNode(
+                name=op.name,
+                op_type="input",
+                domain=DOMAIN_LOSSY,
+                role=NodeRole.INPUT,
+                inputs=(),
+                outputs=(op.name,),
+                attributes=((NodeAttr.UNTYPED_OUTPUT, untyped_reason(op.shape, op.dtype)),),
+                doc=f"TorchLens input {op.name}: its shape is not known, so it is drawn as a node rather than a typed graph input.",
+            )
+        )
+    out_nodes: list[PNode] = []
     g_outputs: list[PValue] = []
     used: set[str] = set()
     for op in outputs:
         parent = op.parents[0] if op.parents else None
         source = produced.get(parent) if parent else None
-        if source is not None and parent not in input_values and parent not in used:
-            g_outputs.append(PValue(source.name, source.type, doc=f"model output {op.name}"))
+        if source is None and parent in input_values:
+            source = input_values[parent]
+        from_graph_input = parent in input_values and input_values[parent].io_type is not None
+        if source is not None and source.io_type is not None and not from_graph_input and parent not in used:
+            g_outputs.append(PValue(source.name, source.type, doc=f"model output {op.name}", loose=source.loose))
             used.add(source.name)
             continue
-        ty = source.type if source is not None else tensor_type(op.shape, op.dtype)
-        extra.append(
+        ty = source.io_type if source is not None else None
+        if ty is None:
+            ty = tensor_type(op.shape, op.dtype) or loose_type([op.shape], [op.dtype])
+        stated = ty is not None
+        out_nodes.append(
             PNode(
                 name=op.name,
                 op_type="output",
@@ -182,12 +208,16 @@ def graph_io(
                 role=NodeRole.OUTPUT,
                 inputs=(parent,) if (parent and (parent in produced or parent in input_values)) else (),
                 outputs=(op.name,),
-                doc=f"TorchLens output pseudo-op {op.name}: this model output repeats another output or a model input.",
+                doc=(
+                    f"TorchLens output pseudo-op {op.name}: "
+                    + ("this model output repeats another output or a model input." if stated else "its shape is not known, so it is not declared as a typed graph output.")
+                ),
             )
         )
-        g_outputs.append(PValue(op.name, ty, doc=f"model output {op.name}"))
-        used.add(op.name)
-    return g_inputs, extra, tuple(g_outputs)
+        if stated:
+            g_outputs.append(PValue(op.name, ty, doc=f"model output {op.name}"))
+            used.add(op.name)
+    return tuple(g_inputs), in_nodes, out_nodes, tuple(g_outputs)
 
 
 def root_ranks(graph: PGraph) -> int:

@@ -38,22 +38,21 @@ def _attribute(name: str, value: str | int) -> onnx.AttributeProto:
     return attr
 
 
-def _value_info(value: PValue, *, need_type: bool) -> onnx.ValueInfoProto:
+def _value_info(value: PValue, *, graph_io: bool) -> onnx.ValueInfoProto:
+    """A ValueInfoProto; graph inputs/outputs use the loose type when no faithful one exists."""
     info = onnx.ValueInfoProto(name=value.name)
     if value.doc:
         info.doc_string = value.doc
-    tt = value.type
+    tt = value.io_type if graph_io else value.type
     if tt is not None:
         tensor = info.type.tensor_type
         tensor.elem_type = tt.elem_type
         shape = tensor.shape
         shape.SetInParent()
         for d in tt.shape:
-            shape.dim.add().dim_value = d
-    elif need_type:
-        # Graph inputs/outputs must carry a type for the checker: state "some tensor,
-        # element type and shape unknown" (UNDEFINED, no shape) rather than invent one.
-        info.type.tensor_type.elem_type = onnx.TensorProto.UNDEFINED
+            dim = shape.dim.add()
+            if d is not None:
+                dim.dim_value = d
     return info
 
 
@@ -81,9 +80,9 @@ def _node(node: PNode) -> onnx.NodeProto:
 def _graph(graph: PGraph, doc: str) -> onnx.GraphProto:
     proto = onnx.GraphProto(name=graph.name, doc_string=doc)
     proto.node.extend(_node(n) for n in graph.nodes)
-    proto.input.extend(_value_info(v, need_type=True) for v in graph.inputs)
-    proto.output.extend(_value_info(v, need_type=True) for v in graph.outputs)
-    proto.value_info.extend(_value_info(v, need_type=False) for v in graph.values if v.type is not None)
+    proto.input.extend(_value_info(v, graph_io=True) for v in graph.inputs)
+    proto.output.extend(_value_info(v, graph_io=True) for v in graph.outputs)
+    proto.value_info.extend(_value_info(v, graph_io=False) for v in graph.values if v.type is not None)
     return proto
 
 
@@ -97,7 +96,7 @@ def _function(fn_name: str, domain: str, overload: str, body: PGraph) -> onnx.Fu
     proto.opset_import.add(domain=DOMAIN_LOSSY, version=1)
     proto.opset_import.add(domain=DOMAIN_MODULE, version=1)
     typed = [v for v in (*body.inputs, *body.values, *body.outputs) if v.type is not None]
-    proto.value_info.extend(_value_info(v, need_type=False) for v in typed)
+    proto.value_info.extend(_value_info(v, graph_io=False) for v in typed)
     return proto
 
 

@@ -21,6 +21,7 @@ __all__ = [
     "Projection",
     "TensorType",
     "shape_text",
+    "loose_type",
     "tensor_type",
     "untyped_reason",
 ]
@@ -55,10 +56,14 @@ ELEM_TYPES: dict[str, int] = {
 
 @dataclass(frozen=True, slots=True)
 class TensorType:
-    """A value's element type and static shape (every dim a non-negative int)."""
+    """A value's element type and shape; a None dim is unknown, elem_type 0 is UNDEFINED.
+
+    Faithful types (:func:`tensor_type`) have every dim and a real element type; loose
+    types (:func:`loose_type`) exist only where ONNX demands a type (graph inputs/outputs).
+    """
 
     elem_type: int
-    shape: tuple[int, ...]
+    shape: tuple[int | None, ...]
 
 
 def tensor_type(shape: tuple[Dim, ...] | None, dtype: str | None) -> TensorType | None:
@@ -74,6 +79,28 @@ def tensor_type(shape: tuple[Dim, ...] | None, dtype: str | None) -> TensorType 
             return None
         dims.append(d)
     return TensorType(elem, tuple(dims))
+
+
+def loose_type(shapes: list[tuple[Dim, ...] | None], dtypes: list[str | None]) -> TensorType | None:
+    """The most a type can honestly say about values seen with these shapes and dtypes.
+
+    Dims that agree and are ints keep their size, others are unknown; the element type is
+    UNDEFINED (0) unless every dtype agrees and has an ONNX type. None when the rank itself
+    is unknown or differs.
+    """
+    if not shapes or any(s is None for s in shapes):
+        return None
+    ranks = {len(s) for s in shapes if s is not None}
+    if len(ranks) != 1:
+        return None
+    dims: list[int | None] = []
+    for i in range(ranks.pop()):
+        seen = {s[i] for s in shapes if s is not None}
+        only = next(iter(seen)) if len(seen) == 1 else None
+        dims.append(only if isinstance(only, int) and not isinstance(only, bool) and only >= 0 else None)
+    kinds = set(dtypes)
+    elem = ELEM_TYPES.get(str(next(iter(kinds)))) if len(kinds) == 1 else None
+    return TensorType(elem or 0, tuple(dims))
 
 
 def untyped_reason(shape: tuple[Dim, ...] | None, dtype: str | None) -> str:
@@ -93,11 +120,20 @@ def shape_text(shape: tuple[Dim, ...] | None) -> str:
 
 @dataclass(frozen=True, slots=True)
 class PValue:
-    """A named value (an edge); ``type`` None means untyped (disclosed on its producer)."""
+    """A named value (an edge); ``type`` None means untyped (disclosed on its producer).
+
+    ``loose`` is what can still be said of an untyped value (see :func:`loose_type`); it is
+    used only where ONNX requires a type (graph inputs and outputs).
+    """
 
     name: str
     type: TensorType | None
     doc: str = ""
+    loose: TensorType | None = None
+
+    @property
+    def io_type(self) -> TensorType | None:
+        return self.type if self.type is not None else self.loose
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,7 +41,7 @@ def _value_info(v: onnx.ValueInfoProto) -> dict[str, Any]:
         if tt.HasField("elem_type"):
             tensor["elemType"] = tt.elem_type
         if tt.HasField("shape"):
-            dims = [{"dimValue": str(d.dim_value)} for d in tt.shape.dim]
+            dims = [{"dimValue": str(d.dim_value)} if d.HasField("dim_value") else {} for d in tt.shape.dim]
             tensor["shape"] = {"dim": dims} if dims else {}
         out["type"] = {"tensorType": tensor}
     if v.doc_string:

@@ -96,32 +96,21 @@ def _choose_depth(
     return d, f"Grouped at module depth {d}: descended through single-call wrapper {names} (pass depth=1 to see the wrapper as one box)."
 
 
-def project_module(ir: TraceIR, show_buffers: str, depth_arg: int | None) -> Projection:
-    """Project ``ir`` as nested module calls grouped at ``depth_arg`` (None: automatic)."""
-    kept: BufferResult = apply_buffer_policy(ir.ops, show_buffers)
-    ops = kept.ops
-    by_label = {c.label: c for c in ir.calls}
-    depth = _depths(ir.calls)
-    counts: dict[str, int] = {}
-    for op in ops:
-        if op.role not in (ROLE_INPUT, ROLE_OUTPUT):
-            for c in op.module_calls:
-                counts[c] = counts.get(c, 0) + 1
-    if depth_arg is None:
-        d, reason = _choose_depth(ops, counts, depth, by_label)
-    else:
-        d, reason = depth_arg, None
-
-    def is_kept(label: str) -> bool:
-        return depth.get(label, 0) >= d and counts.get(label, 0) >= 2 and label in by_label
-
+def _traverse(
+    ops: tuple[OpIR, ...],
+    kept_calls: set[str],
+    by_label: dict[str, ModuleCallIR],
+    hidden_by_call: tuple[tuple[str, int, int], ...],
+) -> tuple[dict[str | None, _Body], dict[str, int], list[OpIR], list[OpIR]]:
+    """One pass in execution order: place every op and kept call in its body and record
+    which values cross call boundaries (call inputs and outputs)."""
     chains: dict[tuple[str, ...], tuple[str, ...]] = {}
 
     def chain_of(op: OpIR) -> tuple[str, ...]:
         stack = op.module_calls
         got = chains.get(stack)
         if got is None:
-            got = chains[stack] = tuple(c for c in stack if is_kept(c))
+            got = chains[stack] = tuple(c for c in stack if c in kept_calls)
         return got
 
     bodies: dict[str | None, _Body] = {None: _Body(None)}
@@ -160,17 +149,46 @@ def project_module(ir: TraceIR, show_buffers: str, depth_arg: int | None) -> Pro
         if op.role == ROLE_OP:
             facts = op_facts(op)
             for c in chain:
-                b = bodies[c]
-                b.facts.append(facts)
+                body = bodies[c]
+                body.facts.append(facts)
                 if op.flops is None:
-                    b.unknown_flops += 1
-    for hidden_in, n_buf, n_ops in kept.hidden_by_call:
+                    body.unknown_flops += 1
+    for hidden_in, n_buf, n_ops in hidden_by_call:
         cur: str | None = hidden_in or None
         while cur is not None and cur not in bodies:
             cur = by_label[cur].parent if cur in by_label else None
         owner = bodies[cur]
         owner.hidden_buffers += n_buf
         owner.hidden_ops += n_ops
+    return bodies, position, inputs, outputs
+
+
+def project_module(ir: TraceIR, show_buffers: str, depth_arg: int | None) -> Projection:
+    """Project ``ir`` as nested module calls grouped at ``depth_arg`` (None: automatic)."""
+    kept: BufferResult = apply_buffer_policy(ir.ops, show_buffers)
+    ops = kept.ops
+    by_label = {c.label: c for c in ir.calls}
+    depth = _depths(ir.calls)
+    counts: dict[str, int] = {}
+    for op in ops:
+        if op.role not in (ROLE_INPUT, ROLE_OUTPUT):
+            for c in op.module_calls:
+                counts[c] = counts.get(c, 0) + 1
+    if depth_arg is None:
+        d, reason = _choose_depth(ops, counts, depth, by_label)
+    else:
+        d, reason = depth_arg, None
+
+    kept_calls = {c for c in by_label if depth.get(c, 0) >= d and counts.get(c, 0) >= 2}
+    while True:
+        bodies, position, inputs, outputs = _traverse(ops, kept_calls, by_label, kept.hidden_by_call)
+        # A call that takes nothing from outside and gives nothing back (e.g. one holding only
+        # a buffer counter chain) would be a node with no edges, which the checker rejects:
+        # dissolve it into its parent and place the ops again.
+        idle = {label for label, b in bodies.items() if label is not None and not b.inputs and not b.outputs}
+        if not idle:
+            break
+        kept_calls -= idle
 
     values: dict[str, PValue] = {op.name: op_value(op) for op in ops if op.role != ROLE_OUTPUT}
 
@@ -218,8 +236,8 @@ def project_module(ir: TraceIR, show_buffers: str, depth_arg: int | None) -> Pro
     nodes, vals = body_nodes(root)
     produced = {v.name: v for v in vals}
     input_values = {op.name: values[op.name] for op in inputs}
-    g_inputs, extra, g_outputs = graph_io(inputs, outputs, produced, input_values)
-    nodes.extend(extra)
+    g_inputs, in_nodes, out_nodes, g_outputs = graph_io(inputs, outputs, produced, input_values)
+    nodes = [*in_nodes, *nodes, *out_nodes]
     out_names = {v.name for v in g_outputs}
     graph = PGraph(
         name=ir.model_class,

@@ -29,8 +29,8 @@ def project_op(ir: TraceIR, show_buffers: str) -> Projection:
             continue
         nodes.append(op_node(op, op.parents, op.ports))
         produced[op.name] = op_value(op)
-    g_inputs, extra, g_outputs = graph_io(inputs, outputs, produced, input_values)
-    nodes.extend(extra)
+    g_inputs, in_nodes, out_nodes, g_outputs = graph_io(inputs, outputs, produced, input_values)
+    nodes = [*in_nodes, *nodes, *out_nodes]
     out_names = {v.name for v in g_outputs}
     values = tuple(v for name, v in produced.items() if name not in out_names)
     graph = PGraph(

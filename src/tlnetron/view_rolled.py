@@ -16,8 +16,8 @@ from ._generated.vocab import Granularity, NodeAttr, NodeRole
 from .buffers import apply_buffer_policy
 from .facts import sum_facts
 from .ir import ROLE_INPUT, ROLE_OUTPUT, OpIR, TraceIR
-from .nodes import fact_metadata, graph_io, op_facts, op_node, root_ranks
-from .projection import PGraph, PNode, PValue, Projection, shape_text, tensor_type
+from .nodes import fact_metadata, graph_io, op_facts, op_node, op_value, root_ranks
+from .projection import PGraph, PNode, PValue, Projection, loose_type, shape_text, tensor_type
 
 __all__ = ["project_rolled"]
 
@@ -70,7 +70,7 @@ def project_rolled(ir: TraceIR, show_buffers: str) -> Projection:
         head = ops[0]
         if head.role == ROLE_INPUT:
             inputs.append(replace(head, name=layer))
-            values[layer] = PValue(layer, tensor_type(head.shape, head.dtype))
+            values[layer] = op_value(replace(head, name=layer))
             continue
         drawn: dict[str, str] = {}
         feedback: dict[str, list[int]] = {}
@@ -89,7 +89,8 @@ def project_rolled(ir: TraceIR, show_buffers: str) -> Projection:
         dtypes = [str(op.dtype) for op in ops]
         agree = len(set(shapes)) == 1 and len(set(dtypes)) == 1
         ty = tensor_type(head.shape, head.dtype) if agree else None
-        values[layer] = PValue(layer, ty)
+        loose = None if ty is not None else loose_type([op.shape for op in ops], [op.dtype for op in ops])
+        values[layer] = PValue(layer, ty, loose=loose)
         merged = replace(head, name=layer, parents=tuple(drawn), ports=tuple(drawn.values()), num_passes=1)
         node = op_node(merged, tuple(drawn), tuple(drawn.values()))
         n = len(ops)
@@ -122,8 +123,8 @@ def project_rolled(ir: TraceIR, show_buffers: str) -> Projection:
         )
     produced = {n.name: values[n.name] for n in nodes}
     input_values = {op.name: values[op.name] for op in inputs}
-    g_inputs, extra, g_outputs = graph_io(inputs, outputs, produced, input_values)
-    nodes.extend(extra)
+    g_inputs, in_nodes, out_nodes, g_outputs = graph_io(inputs, outputs, produced, input_values)
+    nodes = [*in_nodes, *nodes, *out_nodes]
     out_names = {v.name for v in g_outputs}
     graph = PGraph(
         name=ir.model_class,

@@ -3,7 +3,7 @@
 #   schema/companion.schema.json (sha256 89bfd508e58ab3a9d1876ed226cf8ed7795f2dff2278adf95a1884ae772e2b58)
 #   schema/model-metadata.schema.json (sha256 1877541e8e5f8256cb7fcdf4068e50c2fb1e12066a5290b24cc22459ab9a1883)
 #   schema/node-properties.schema.json (sha256 a1d6a45259c404a8763ed7b044efb3a9650391f4069b67cb67efde48a2e32214)
-#   schema/vocabularies.schema.json (sha256 cb5cac4d34a58b893dd180ddd879dab767fdff495899bcfe59a1948f7ea2c34f).
+#   schema/vocabularies.schema.json (sha256 a9c846bda6a8144ddfa6ba5dd250da0141ab3037c7935f40b28e0065557ea408).
 # Regenerate with `nox -s codegen` (or `python codegen/generate.py`).
 """Closed vocabularies, metadata key names and schema facts from tlnetron's JSON Schemas.
 
@@ -243,8 +243,10 @@ class NodeRole:
     """One call of an nn.Module, drawn as a FunctionProto call (module view)."""
     BUFFER = "buffer"
     """A buffer read or write pseudo-op."""
+    INPUT = "input"
+    """A model input whose shape is not known (ONNX graph inputs must state one), drawn as a node instead."""
     OUTPUT = "output"
-    """A model output that needs its own node (it repeats another output or is a model input)."""
+    """A model output that needs its own node: it repeats another output, is a model input, or has no statable shape (ONNX graph outputs must state one)."""
 
 
 NODE_ROLE: tuple[str, ...] = (
@@ -252,6 +254,7 @@ NODE_ROLE: tuple[str, ...] = (
     "layer",
     "module_call",
     "buffer",
+    "input",
     "output",
 )
 NODE_ROLE_DOC: dict[str, str] = {
@@ -259,7 +262,8 @@ NODE_ROLE_DOC: dict[str, str] = {
     "layer": "One TorchLens Layer: every pass of an op merged (rolled view).",
     "module_call": "One call of an nn.Module, drawn as a FunctionProto call (module view).",
     "buffer": "A buffer read or write pseudo-op.",
-    "output": "A model output that needs its own node (it repeats another output or is a model input).",
+    "input": "A model input whose shape is not known (ONNX graph inputs must state one), drawn as a node instead.",
+    "output": "A model output that needs its own node: it repeats another output, is a model input, or has no statable shape (ONNX graph outputs must state one).",
 }
 
 
