@@ -7,6 +7,8 @@ Two looks at the same calls:
    wrapped in place (in the ``tlnetron.api`` namespace only, for this process) with
    timers that attribute *exclusive* time (a stage nested in another is not counted
    twice), median over ``--reps`` exports. "other" = the export's total minus the stages.
+   Cyclic-GC pauses during the export are measured too (``gc.callbacks``): they land
+   inside whichever stage allocates when a collection triggers.
 2. cProfile over ``--reps`` exports: the top ``--top`` entries by cumulative time whose
    file is in tlnetron, onnx, protobuf or json.
 
@@ -53,11 +55,34 @@ STAGES: list[tuple[str, tuple[str, ...]]] = [
     ("serialize artifact (serialize.to_json)", ("to_json",)),
     ("companion build (build_companion)", ("build_companion",)),
     ("companion validation (companion_problems, _shown)", ("companion_problems", "_shown")),
-    ("companion json.dumps", ("json.dumps",)),
+    ("companion serialization (companion_json / json.dumps)", ("companion_json", "json.dumps")),
     ("write files + fsync (write_atomically)", ("write_atomically",)),
 ]
 
 PROFILE_FILTER = re.compile(r"tlnetron|/onnx/|protobuf|/json/|json_format")
+
+
+class GcTimer:
+    """Wall time spent in the cyclic garbage collector (gc.callbacks), per generation."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.counts = [0, 0, 0]
+        self._t0 = 0.0
+        self.active = False
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if not self.active:
+            return
+        if phase == "start":
+            self._t0 = time.perf_counter()
+        else:
+            self.seconds += time.perf_counter() - self._t0
+            self.counts[info["generation"]] += 1
+
+    def reset(self) -> None:
+        self.seconds = 0.0
+        self.counts = [0, 0, 0]
 
 
 class StageTimer:
@@ -110,15 +135,23 @@ def install(timer: StageTimer) -> list[str]:
     return missing
 
 
+GC = GcTimer()
+gc.callbacks.append(GC)
+
+
 def _export(log: Any, path: Path, g: str) -> float:
     import tlnetron
 
     gc.collect()
+    GC.reset()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        GC.active = True
         t0 = time.perf_counter()
         tlnetron.export(log, path, granularity=g)
-        return time.perf_counter() - t0
+        dt = time.perf_counter() - t0
+        GC.active = False
+        return dt
 
 
 def stage_table(log: Any, g: str, reps: int, tmp: Path, timer: StageTimer) -> dict[str, Any]:
@@ -126,10 +159,14 @@ def stage_table(log: Any, g: str, reps: int, tmp: Path, timer: StageTimer) -> di
     _export(log, path, g)  # warm-up
     per: dict[str, list[float]] = defaultdict(list)
     totals: list[float] = []
+    gcs: list[float] = []
+    gc_counts: list[list[int]] = []
     for _ in range(reps):
         timer.reset()
         total = _export(log, path, g)
         totals.append(total)
+        gcs.append(GC.seconds)
+        gc_counts.append(list(GC.counts))
         staged = 0.0
         for label, _names in STAGES:
             v = timer.totals.get(label, 0.0)
@@ -138,7 +175,7 @@ def stage_table(log: Any, g: str, reps: int, tmp: Path, timer: StageTimer) -> di
         per["other (option checks, warnings, ExportResult, wrappers)"].append(total - staged)
     med_total = statistics.median(totals)
     rows = [(label, statistics.median(v)) for label, v in per.items()]
-    return {"granularity": g, "total_s": med_total, "stages": rows}
+    return {"granularity": g, "total_s": med_total, "stages": rows, "gc_s": statistics.median(gcs), "gc_collections": gc_counts[len(gc_counts) // 2]}
 
 
 def profile_top(log: Any, g: str, reps: int, top: int, tmp: Path) -> tuple[str, list[dict[str, Any]]]:
@@ -203,11 +240,16 @@ def main(argv: list[str] | None = None) -> int:
             print(f"(stage functions not found in tlnetron.api, not timed: {missing})\n")
         for g in grans:
             st = stage_table(log, g, args.reps, tmp, timer)
-            print(f"## {g} view: tlnetron.export median {st['total_s'] * 1000:.1f} ms over {args.reps} exports\n")
-            print("| stage | median ms | share |")
+            staged = sum(v for _, v in st["stages"])
+            print(f"## {g} view: tlnetron.export median {st['total_s'] * 1000:.1f} ms over {args.reps} exports (sum of the stage medians: {staged * 1000:.1f} ms)\n")
+            print("| stage | median ms | share of the stage sum |")
             print("|---|---:|---:|")
             for label, v in st["stages"]:
-                print(f"| {label} | {v * 1000:.1f} | {v / st['total_s']:.0%} |")
+                print(f"| {label} | {v * 1000:.1f} | {v / staged:.0%} |")
+            n0, n1, n2 = st["gc_collections"]
+            print(f"\nOf the total, {st['gc_s'] * 1000:.1f} ms ({st['gc_s'] / st['total_s']:.0%}) were cyclic-GC pauses "
+                  f"({n0}/{n1}/{n2} collections of generation 0/1/2; a generation-2 pass walks every object alive, the trace and the model included), "
+                  f"spread over the stages above.")
             text, entries = profiles[g]
             print(f"\ncProfile, top {args.top} by cumulative time (tlnetron/onnx/protobuf/json only; per export, profiler overhead included):\n")
             print(text)

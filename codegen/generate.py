@@ -241,7 +241,7 @@ def vocabularies(schema: Schema) -> list[tuple[str, str, list[tuple[str, str]]]]
         members = [(c, docs[c]) for c in enum]
         consts = [c for c, _ in members]
         if len(set(consts)) != len(consts):
-            raise CodegenError(f"schema/{schema.file}: {name} repeats a const")
+            raise CodegenError(f"schema/{schema.file}: {name} repeats a member")
         _unique([upper_name(c) for c in consts], f"vocabulary {name}")
         out.append((name, str(definition.get("description", "")), members))
     _unique([upper_name(n) for n, _, _ in out], "vocabulary names")

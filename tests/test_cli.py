@@ -201,11 +201,6 @@ def test_help_shows_examples_and_export_help_warns_about_unpickling() -> None:
     assert "examples:" in export.stdout
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="doc gap in src/tlnetron/cli.py: the top-level `tlnetron --help` never says that "
-    "`tlnetron export` unpickles the saved trace (only `tlnetron export --help` does)",
-)
 def test_top_level_help_warns_about_unpickling() -> None:
     top = run("--help")
     assert "unpickl" in top.stdout.lower()

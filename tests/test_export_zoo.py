@@ -26,12 +26,11 @@ from google.protobuf import json_format
 from jsonschema import Draft7Validator
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT7
-from torchlens.data_classes.layer import Layer
-from torchlens.data_classes.op import Op
 
 import tlnetron
 from tlnetron import TlnetronWarning
 from tlnetron.metadata import decode_metadata
+from tlnetron.validation import artifact_problems, companion_problems, shown_in_model
 from zoo import ALL_ZOO, ZooTrace
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -352,6 +351,9 @@ def test_artifact_parses_and_checks(exported: ExportFn, name: str, granularity: 
     assert list(camel_keys(e.data)) == []
     assert e.data["producerName"] == "tlnetron"
     assert e.model.ir_version == 10
+    # tlnetron's own validator (what `tlnetron validate` runs) agrees.
+    assert [p.line() for p in artifact_problems(e.model)] == []
+    assert [p.line() for p in companion_problems(e.companion, shown_in_model(e.model))] == []
 
 
 @combos
@@ -496,6 +498,9 @@ def test_metadata_counts_are_true(exported: ExportFn, name: str, granularity: st
     for v in graph.outputs:
         ranks = max(ranks, depth.get(v, 0) + 1)
     assert m["torchlens.root_ranks"] == ranks
+    # Warnings raised are recorded, and the legibility warning fires exactly past the budget.
+    assert m.get("torchlens.warnings", []) == sorted(set(e.result.warnings))
+    assert (LEGIBILITY_CODE in e.result.warnings) is (ranks > tlnetron.LEGIBILITY_BUDGET)
 
 
 @combos
@@ -505,10 +510,10 @@ def test_node_names_lead_back_to_the_trace(exported: ExportFn, name: str, granul
     for node in op_nodes(e.data):
         label = node["name"]
         found = log[label]  # must not raise
-        if isinstance(found, Op):
+        if isinstance(found, torchlens.Op):
             assert found.label == label
         else:
-            assert isinstance(found, Layer), (label, type(found))
+            assert isinstance(found, torchlens.Layer), (label, type(found))
             assert found.layer_label == label
             assert [op.label for op in found.ops]  # the layer's ops include this node's op(s)
             if granularity != "rolled":
@@ -568,6 +573,26 @@ def test_module_dataflow_equals_op_dataflow(exported: ExportFn, name: str, polic
     op_pairs, op_outputs = flat_dataflow(exported(name, "op", policy).data)
     assert module_pairs == op_pairs
     assert module_outputs == op_outputs
+
+
+def _hidden_numbers(text: str) -> tuple[int, int]:
+    buffers = sum(int(x) for x in re.findall(r"(\d+) buffer", text))
+    ops = sum(int(x) for x in re.findall(r"(\d+) counter-update op", text))
+    return buffers, ops
+
+
+@module_combos
+def test_module_view_discloses_every_hidden_node(exported: ExportFn, name: str, policy: str) -> None:
+    """Spec: disclosures ride the owning module's docString (module-call ``hidden``
+    attribute, or the root graph's docString at the root) plus the model metadata.
+    (Regression: resnet's root-level bn1 buffers were once disclosed only in the totals.)"""
+    e = exported(name, "module", policy)
+    buffers, ops = _hidden_numbers(e.data["graph"].get("docString", ""))
+    for node in all_nodes(e.data):
+        if node["domain"] == MODULE:
+            b, o = _hidden_numbers(attrs_of(node).get("hidden", ""))
+            buffers, ops = buffers + b, ops + o
+    assert (buffers, ops) == (e.meta["torchlens.hidden_buffer_count"], e.meta["torchlens.hidden_op_count"])
 
 
 # ------------------------------------------------------------------ rolled view

@@ -220,3 +220,16 @@ def test_failed_second_replace_restores_everything(
     # And the destination still accepts a normal export afterwards.
     result = _export(log, path, granularity="module")
     assert path.read_text(encoding="utf-8") == result.artifact_json
+
+
+def test_companion_destination_is_a_folder(log: torchlens.Trace, tmp_path: Path) -> None:
+    """A real-world second-replace failure: the companion's name is taken by a folder."""
+    path, _ = _existing_pair(log, tmp_path)
+    companion = tmp_path / "m.onnx.attachment.json"
+    companion.unlink()
+    companion.mkdir()
+    before = _tree(tmp_path)
+    _refused("destination_unwritable", log, path, granularity="module")
+    assert _tree(tmp_path) == before
+    assert companion.is_dir()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.onnx.attachment.json", "m.onnx.json"]

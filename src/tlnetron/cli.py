@@ -38,6 +38,9 @@ examples:
   tlnetron schema --copy-to schemas/
 
 exit codes: 0 done; 1 validate found problems; 2 usage error; 3 refused (typed refusal).
+
+security: `tlnetron export` loads a saved trace with torchlens.load, which UNPICKLES it:
+only export saves you trust.
 """
 
 

@@ -81,14 +81,17 @@ def build_companion(projection: Projection, *, artifact_name: str, producer_vers
     for node in iter_nodes(projection):
         n_nodes += 1
         f = node.facts
+        # Netron matches a target against a name up to its first line break; a name that
+        # still collides there is refused by the cross-reference check (duplicate rows).
+        target = node.name.split("\n", 1)[0]
         for name, value in _metrics(f):
-            metrics.append(_row(node_kind, node.name, name, value))
+            metrics.append(_row(node_kind, target, name, value))
         if f.duration_s is not None and totals.duration_s:
-            metadata.append(_row(node_kind, node.name, CompanionRow.SHARE_OF_TIME, _share(f.duration_s, totals.duration_s)))
+            metadata.append(_row(node_kind, target, CompanionRow.SHARE_OF_TIME, _share(f.duration_s, totals.duration_s)))
         if f.flops is not None and totals.flops:
-            metadata.append(_row(node_kind, node.name, CompanionRow.SHARE_OF_FLOPS, _share(f.flops, totals.flops)))
+            metadata.append(_row(node_kind, target, CompanionRow.SHARE_OF_FLOPS, _share(f.flops, totals.flops)))
         for key, value in node.diff:
-            metadata.append(_row(node_kind, node.name, key, value))
+            metadata.append(_row(node_kind, target, key, value))
     if totals.duration_s is not None:
         metrics.append(_row(CompanionKind.MODEL, "", CompanionRow.SUM_OBSERVED_US, duration_us(totals.duration_s)))
     if totals.flops is not None:

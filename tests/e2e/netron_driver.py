@@ -191,6 +191,17 @@ _MIME = {
 }
 
 
+class _QuietHTTPServer(http.server.ThreadingHTTPServer):
+    """Does not print a traceback when the browser drops a connection (a page left mid-load)."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        import sys  # noqa: PLC0415
+
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
+
+
 class NetronAppServer:
     """Serve the bare Netron app (no model) from its installed directory on 127.0.0.1:<ephemeral>.
 
@@ -244,7 +255,7 @@ class NetronAppServer:
             def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
                 pass
 
-        self._httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd = _QuietHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="netron-app-server", daemon=True
@@ -300,6 +311,17 @@ _JS_STATE = r"""(() => {
     log: s ? s.log.slice() : null
   };
 })()"""
+
+_JS_IN_FRAME = r"""((frame) => {{
+  if (!frame || !frame.contentDocument || !frame.contentWindow) {{
+    return (() => {{ throw new Error('no same-origin frame ' + {selector}); }})();
+  }}
+  const window = frame.contentWindow;
+  const document = frame.contentDocument;
+  const getComputedStyle = window.getComputedStyle.bind(window);
+  const MutationObserver = window.MutationObserver;
+  return ({expression});
+}})(document.querySelector({selector}))"""
 
 _JS_NODES = r"""(() => {
   const out = [];
@@ -572,6 +594,7 @@ class NetronPage:
         self.origin: str | None = None
         self._served: tuple[str, int] | None = None
         self._app_server: NetronAppServer | None = None
+        self._frame: str | None = None  # CSS selector of the <iframe> the app runs in (open_url(frame=...))
         self._console: list[dict[str, Any]] = []
         self._blocked: list[str] = []
         self._closed = False
@@ -657,7 +680,20 @@ class NetronPage:
         return list(self._blocked)
 
     # -- CDP
+    @property
+    def _root(self) -> Any:
+        """Where the app's elements live: the page, or a FrameLocator of its iframe."""
+        return self.page.frame_locator(self._frame) if self._frame else self.page
+
     def _js(self, expression: str) -> Any:
+        if self._frame:
+            # Runtime.evaluate in the (same-origin) embedding page, with the app's frame
+            # globals shadowed: the frame's own window.eval is replaced by Netron.
+            expression = _JS_IN_FRAME.format(selector=json.dumps(self._frame), expression=expression)
+        return self._top_js(expression)
+
+    def _top_js(self, expression: str) -> Any:
+        """Evaluate in the top-level page (not the app's frame)."""
         result = self._cdp.send(
             "Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": False}
         )
@@ -705,7 +741,7 @@ class NetronPage:
                 )
             if message.startswith(CONSENT_TEXT):
                 if self.consent == "click":
-                    self.page.click("#message-button")
+                    self._root.locator("#message-button").click()
                     return True
                 raise ConsentGateError(
                     f"Netron waits for the cookie-consent 'Accept' click while {what} "
@@ -763,7 +799,7 @@ class NetronPage:
         address = netron.serve(path.name, data, address=("127.0.0.1", 0), browse=False)
         self._served = (str(address[0]), int(address[1]))
         origin = f"http://{address[0]}:{address[1]}"
-        self.mode, self.origin = "served", origin
+        self.mode, self.origin, self._frame = "served", origin, None
         self._seed_consent(origin)
         t0 = time.monotonic()
         self.page.goto(origin + "/", wait_until="load")
@@ -804,7 +840,7 @@ class NetronPage:
         self._stop_servers()
         server = NetronAppServer(app_date)
         self._app_server = server
-        self.mode, self.origin = "dropped", server.origin
+        self.mode, self.origin, self._frame = "dropped", server.origin, None
         self._seed_consent(server.origin)
         self.page.goto(server.origin + "/", wait_until="load")
         self._wait(
@@ -863,6 +899,49 @@ class NetronPage:
 
         self._wait(f"attaching companion {path.name} ({via})", done, timeout, reaction=self.reaction_timeout)
         return time.monotonic() - t0
+
+    def open_url(self, url: str, *, frame: str | None = None, timeout: float | None = None) -> float:
+        """Open a page someone else serves (e.g. ``tlnetron.serve``) and wait until a graph is drawn.
+
+        ``frame`` is the CSS selector of the ``<iframe>`` the Netron app runs in (e.g.
+        ``"#netron"``); every reader and click then works inside that frame.  The consent
+        cookie is seeded for the URL's origin (``consent="cookie"``).  The server is not
+        ours: it is not stopped by this page.  Returns seconds from navigation to drawn.
+        """
+        self._blank()
+        self._stop_servers()
+        parts = urllib.parse.urlsplit(url)
+        origin = f"{parts.scheme}://{parts.netloc}"
+        self.mode, self.origin, self._frame = "url", origin, frame
+        self._seed_consent(origin)
+        t0 = time.monotonic()
+        self.page.goto(url, wait_until="load")
+        what = f"opening {url}" + (f" (app in {frame})" if frame else "")
+
+        def done(state: dict[str, Any]) -> bool:
+            classes = state["classes"].split()
+            return "default" in classes and "spinner" not in classes and bool(state["viewBox"])
+
+        self._wait(what, done, timeout)
+        self.render_seconds = time.monotonic() - t0
+        return self.render_seconds
+
+    def title(self) -> str:
+        """The top-level page's ``document.title``."""
+        return str(self._top_js("document.title"))
+
+    def wait_title(self, suffix: str, *, timeout: float | None = None) -> str:
+        """Wait until the top-level page's title ends with ``suffix``; return the title."""
+        timeout = self.timeout if timeout is None else timeout
+        deadline = time.monotonic() + timeout
+        while True:
+            title = self.title()
+            if title.endswith(suffix):
+                return title
+            self._check_gates(self._state(), f"waiting for the page title to end with {suffix!r}")
+            if time.monotonic() > deadline:
+                raise NetronDriverError(f"[title] {title!r} does not end with {suffix!r} after {timeout:.0f}s")
+            time.sleep(POLL)
 
     def _deliver(self, path: Path, via: str) -> None:
         path = path.resolve()
@@ -933,7 +1012,7 @@ class NetronPage:
     def _node_locator(self, node_name: str) -> Any:
         node_id = "node-name-" + node_name
         escaped = node_id.replace("\\", "\\\\").replace('"', '\\"')
-        locator = self.page.locator(f'#origin > #nodes > g.node[id="{escaped}"]')
+        locator = self._root.locator(f'#origin > #nodes > g.node[id="{escaped}"]')
         if locator.count() != 1:
             drawn = [n["name"] for n in self.drawn_nodes() if n["name"]]
             raise NetronDriverError(f"no drawn node box with id {node_id!r}; drawn: {drawn}")
@@ -966,7 +1045,7 @@ class NetronPage:
         first (so e.g. a companion row's ``type: X`` line is included).
         """
         if expand:
-            expanders = self.page.locator("#sidebar-content .sidebar-item-value-expander")
+            expanders = self._root.locator("#sidebar-content .sidebar-item-value-expander")
             for i in range(expanders.count()):
                 item = expanders.nth(i)
                 if (item.text_content() or "").strip() == "+":
@@ -1001,7 +1080,7 @@ class NetronPage:
     def open_model_properties(self, *, expand: bool = False) -> dict[str, list[tuple[str, str]]]:
         """Click ``#sidebar-model-button`` and return the Model Properties sidebar."""
         self._close_sidebar()
-        self.page.click("#sidebar-model-button")
+        self._root.locator("#sidebar-model-button").click()
         self._wait_sidebar(lambda s: s["open"] and s["title"] == "Model Properties", "opening Model Properties")
         return self.sidebar(expand=expand)
 
@@ -1027,7 +1106,7 @@ class NetronPage:
 
     def breadcrumb(self) -> list[str]:
         """Texts of ``#toolbar-path .toolbar-path-name-button`` (outermost first; empty at top level)."""
-        buttons = self.page.locator("#toolbar-path .toolbar-path-name-button")
+        buttons = self._root.locator("#toolbar-path .toolbar-path-name-button")
         return [(buttons.nth(i).text_content() or "").replace("\u00a0", " ") for i in range(buttons.count())]
 
     def go_up(self, *, timeout: float | None = None) -> float:
@@ -1037,7 +1116,7 @@ class NetronPage:
         self._close_sidebar()
         self._js(_JS_ARM)
         t0 = time.monotonic()
-        self.page.click("#toolbar-path-back-button")
+        self._root.locator("#toolbar-path-back-button").click()
         self._wait("going up", self._drawn, timeout)
         self.render_seconds = time.monotonic() - t0
         return self.render_seconds

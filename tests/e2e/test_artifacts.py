@@ -44,8 +44,6 @@ MODELS = ["demo", "gpt2", "bert", "resnet", "loop", "multi_output_mixed", "conv3
 GRANULARITIES = ["module", "op", "rolled"]
 DRILL_MODELS = {"demo", "gpt2", "bert"}
 LABEL_CAP = 16  # UTF-16 code units; longer labels are not drawn (reader contract §4)
-MODULE_DOMAIN = "ai.torchlens.module"
-NODE_KINDS = ("model", "graph", "node", "value", "tensor")
 HONESTY_KEYS = (
     "torchlens.capture_outcome",
     "torchlens.granularity",
@@ -397,9 +395,12 @@ def check_node_sidebar(netron: NetronPage, model: Json, node: Json, attachment: 
     return props
 
 
-def first_node_with(attachment: Json, body: Json, metric: str, *, calls: bool | None = None,
-                    model: Json | None = None) -> Json | None:
+def first_node_with(
+    attachment: Json, body: Json, metric: str, *, calls: bool | None = None, model: Json | None = None
+) -> Json | None:
+    """The first node of ``body`` with a companion metrics row named ``metric`` (calls only / none)."""
     targets = {r["target"] for r in attachment["metrics"] if r["kind"] == "node" and r["name"] == metric}
+    node: Json
     for node in body.get("node", []):
         if node["name"] not in targets:
             continue
@@ -539,7 +540,8 @@ def check_rolled_loop(netron: NetronPage, ex: Exported) -> None:
     edges = expected_edges(ex.graph)
     index = ex.graph["node"].index(layer)
     assert all(not (c == ("node", index) and p[0] == "node" and p[1] > index) for p, c in edges)
-    assert netron.edge_path_count() == len(edges)
+    # input -> linear -> tanh -> output, and nothing back: the layout finished on a DAG.
+    assert netron.edge_path_count() == len(edges) == len(ex.graph["node"]) + 1
 
 
 # --------------------------------------------------------------------------- the tests
@@ -667,3 +669,43 @@ def test_label_rules_match_netron_examples() -> None:
         (("node", 0), ("node", 1)): "1×4",
         (("node", 1), ("output", 0)): "1×5",
     }
+
+
+def test_drawn_checks_fail_for_real(netron: NetronPage, exported: ExportFn) -> None:
+    """The box/label comparison catches a graph that differs from what is drawn."""
+    ex = exported("demo", "op")
+    netron.open_dropped(ex.artifact)
+    check_drawn_body(netron, ex.graph, "as exported")
+    reshaped = copy.deepcopy(ex.graph)
+    reshaped["valueInfo"][0]["type"]["tensorType"]["shape"]["dim"].append({"dimValue": "7"})
+    with pytest.raises(AssertionError, match="drawn edge labels differ"):
+        check_drawn_body(netron, reshaped, "one value reshaped")
+    fewer = copy.deepcopy(ex.graph)
+    fewer["node"].pop(1)
+    with pytest.raises(AssertionError, match="op boxes drawn"):
+        check_drawn_body(netron, fewer, "one node dropped")
+
+
+def test_long_shapes_go_unlabelled_but_stay_in_the_sidebar(netron: NetronPage, tmp_path: Path) -> None:
+    """A 6-D shape is 17 characters ("10×10×10×10×10×10"): no edge label, full type in the sidebar."""
+    import torch
+    import torchlens
+    from torch import nn
+
+    class Wide(nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return x.relu().sum(dim=0)
+
+    log = torchlens.trace(Wide().eval(), (torch.randn(10, 10, 10, 10, 10, 10),))
+    path = tmp_path / "wide.onnx.json"
+    result = export_quietly(log, path, granularity="op")
+    model = json.loads(path.read_text("utf-8"))
+    edges = expected_edges(model["graph"])
+    assert sorted(edges.values()) == ["", "", "10×10×10×10×10"]
+    netron.open_dropped(path, result.companion)
+    check_drawn_body(netron, model["graph"], "wide")
+    assert netron.edge_labels() == ["10×10×10×10×10"]
+    relu = next(n for n in model["graph"]["node"] if n["opType"] == "relu")
+    inputs = netron.open_node_properties(relu["name"], expand=True)["Inputs"]
+    assert any("float32[10,10,10,10,10,10]" in value for _, value in inputs), inputs
+    assert netron.console_errors() == []

@@ -1,78 +1,140 @@
 """Bugs in ``src/`` the property tests found and that are not fixed yet.
 
-Each entry names the bug and recognises its *exact* signature in an export outcome. The
-broad property tests set such an outcome aside (``event`` + ``note``, counted in the
-Hypothesis statistics) so they keep hunting for new bugs; each bug has its own test
-(``test_known_bugs.py``) that asserts the correct behaviour on a minimal trace and is marked
-``xfail(strict=False)`` with the bug named. When the lead fixes a bug: delete its entry here
-and the ``xfail`` mark there (the test then XPASSes until the mark goes).
+Each entry names the bug, recognises its *exact* signature in an export outcome, and knows
+how to *sidestep* it: change the trace as little as possible so the bug no longer fires.
+The broad property tests then check the sidestepped trace (so they keep hunting for other
+bugs instead of stopping at the first known one); the sidestep is recorded with ``event``
+(see ``--hypothesis-show-statistics``) and ``note``. Each bug also has its own test in
+``test_known_bugs.py`` that asserts the correct behaviour on a minimal trace and is marked
+``xfail(strict=False)`` with the bug named.
+
+When the lead fixes a bug: delete its entry here and its ``xfail`` mark there.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from hypothesis import event, note
 
-from oracle import Outcome, expected_type
+from pathlib import Path
+from typing import Any
+
+from oracle import Outcome, expected_type, ir_literal, run_export
 from tlnetron.ir import ROLE_INPUT, ROLE_OUTPUT, TraceIR
 
-__all__ = ["KNOWN_BUGS", "known_bug", "sidestep"]
+__all__ = ["KNOWN_BUGS", "KnownBug", "export_sidestepping", "known_bug"]
 
 
-def _untyped_graph_io(outcome: Outcome) -> bool:
-    err = outcome.error
-    return (
-        err is not None
-        and err.code == "artifact_invalid"
-        and "Field 'shape' of 'type' is required but missing" in str(err)
-    )
+@dataclass(frozen=True)
+class KnownBug:
+    name: str
+    summary: str
+    matches: Callable[[Outcome], bool]
+    sidestep: Callable[[TraceIR, Outcome], TraceIR]
 
 
-def _type_graph_io(ir: TraceIR) -> TraceIR:
-    """``ir`` with every graph input and output value given a faithful type ([1] float32).
+def _refused_with(text: str) -> Callable[[Outcome], bool]:
+    def matches(outcome: Outcome) -> bool:
+        err = outcome.error
+        return err is not None and err.code == "artifact_invalid" and text in str(err)
+
+    return matches
+
+
+def _type_graph_io(ir: TraceIR, outcome: Outcome) -> TraceIR:
+    """Give every graph input and output value a faithful type ([1] float32).
 
     Outputs' parents are retyped in every pass of their layer, so the rolled view agrees too.
     """
-    layers = {p for op in ir.ops if op.role == ROLE_OUTPUT for p in op.parents}
     layer_of = {op.name: op.layer for op in ir.ops}
-    io_layers = {layer_of[p] for p in layers}
-    by_layer: dict[str, list[tuple[object, object]]] = {}
+    io_layers = {layer_of[p] for op in ir.ops if op.role == ROLE_OUTPUT for p in op.parents}
+    by_layer: dict[str, set[tuple[object, object]]] = {}
     for op in ir.ops:
-        by_layer.setdefault(op.layer, []).append((op.shape, op.dtype))
+        by_layer.setdefault(op.layer, set()).add((op.shape, op.dtype))
     ops = []
     for op in ir.ops:
         io = op.role in (ROLE_INPUT, ROLE_OUTPUT) or op.layer in io_layers
-        untyped = expected_type(op.shape, op.dtype) is None or len(set(by_layer[op.layer])) > 1
+        untyped = expected_type(op.shape, op.dtype) is None or len(by_layer[op.layer]) > 1
         ops.append(replace(op, shape=(1,), dtype="float32") if io and untyped else op)
     return replace(ir, ops=tuple(ops))
 
 
-KNOWN_BUGS: dict[str, Callable[[Outcome], bool]] = {
-    # A graph input or output with no faithful ONNX type (dtype None / complex32 / quint8,
-    # shape None or symbolic, rolled shape drift) is written as tensorType{elemType: 0}
-    # with no shape; onnx.checker rejects that, so the export refuses with
-    # artifact_invalid ("this is a bug in tlnetron").
-    "untyped_graph_io": _untyped_graph_io,
-}
+_ZERO_IO = re.compile(r"NodeProto \(name: (.*), type: .*\) has zero input and zero output", re.S)
 
 
-SIDESTEPS: dict[str, Callable[[TraceIR], TraceIR]] = {
-    "untyped_graph_io": _type_graph_io,
-}
+def _dissolve_call(ir: TraceIR, outcome: Outcome) -> TraceIR:
+    """Move the ops of the offending call (and of every call inside it) to the enclosing call."""
+    m = _ZERO_IO.search(str(outcome.error))
+    assert m, str(outcome.error)
+    label = m.group(1)
+    children: dict[str | None, list[str]] = {}
+    for c in ir.calls:
+        children.setdefault(c.parent, []).append(c.label)
+    gone = {label}
+    todo = [label]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in gone:
+                gone.add(child)
+                todo.append(child)
+    address = {c.label: c.address for c in ir.calls}
+    ops = []
+    for op in ir.ops:
+        if not gone.intersection(op.module_calls):
+            ops.append(op)
+            continue
+        stack = tuple(c for c in op.module_calls if c not in gone)
+        path = (address[stack[-1]] if stack else None) if op.module_path is not None else None
+        ops.append(replace(op, module_calls=stack, module_path=path))
+    return replace(ir, ops=tuple(ops))
 
 
-def sidestep(name: str, ir: TraceIR) -> TraceIR:
-    """``ir`` changed as little as possible so it no longer triggers known bug ``name``."""
-    return SIDESTEPS[name](ir)
+KNOWN_BUGS: tuple[KnownBug, ...] = (
+    KnownBug(
+        "untyped_graph_io",
+        "A graph input or output with no faithful ONNX type (dtype None / complex32 / quint8, "
+        "shape None or symbolic, rolled shape drift) is written as tensorType{elemType: 0} with "
+        "no shape; onnx.checker rejects it ('Field 'shape' of 'type' is required but missing'), "
+        "so the export refuses with artifact_invalid.",
+        _refused_with("Field 'shape' of 'type' is required but missing"),
+        _type_graph_io,
+    ),
+    KnownBug(
+        "zero_io_module_call",
+        "Module view: a kept module call that neither consumes a value from outside nor produces "
+        "one used outside (a call holding only the counter chain buffer -> add_ -> buffer under "
+        "show_buffers='always') becomes a NodeProto with no inputs and no outputs; onnx.checker "
+        "rejects it, so the export refuses with artifact_invalid.",
+        _refused_with("has zero input and zero output"),
+        _dissolve_call,
+    ),
+)
 
 
-def known_bug(outcome: Outcome) -> str | None:
-    """The name of the known bug ``outcome`` shows, or None (and record it as an event)."""
-    for name, matches in KNOWN_BUGS.items():
-        if matches(outcome):
-            event(f"known bug: {name}")
-            note(f"known bug {name}: {outcome.error}")
-            return name
+def known_bug(outcome: Outcome) -> KnownBug | None:
+    """The known bug ``outcome`` shows, or None (recorded as an event and a note)."""
+    for bug in KNOWN_BUGS:
+        if bug.matches(outcome):
+            event(f"known bug: {bug.name}")
+            note(f"known bug {bug.name}: {outcome.error}")
+            return bug
     return None
+
+
+def export_sidestepping(ir: TraceIR, directory: Path, options: dict[str, Any]) -> tuple[TraceIR, Outcome]:
+    """Export ``ir``; while a known bug fires, sidestep it and export again.
+
+    Returns the trace finally exported and its outcome (which may still be a refusal).
+    """
+    outcome = run_export(ir, directory, options)
+    for _ in range(8):
+        bug = known_bug(outcome)
+        if bug is None:
+            break
+        ir = bug.sidestep(ir, outcome)
+        note(f"sidestepped {bug.name}: {ir_literal(ir)}")
+        outcome = run_export(ir, directory, options)
+    return ir, outcome

@@ -411,3 +411,53 @@ def _check_types(ir: TraceIR, model: onnx.ModelProto, opts: dict[str, Any]) -> N
                 assert got in (None, "no type"), f"{where}: value {name!r} is typed {got} but the trace states no faithful type"
             else:
                 assert got == want, f"{where}: value {name!r} should be typed {want}, declared {got}"
+
+
+# --------------------------------------------------------------------------------------
+# the three views of one trace agree
+# --------------------------------------------------------------------------------------
+
+
+def _leaves(model: onnx.ModelProto) -> list[str]:
+    """Names of the traced-op nodes (not module calls, not output pseudo-nodes) in every body."""
+    out: list[str] = []
+    for _, body in _bodies(model):
+        for n in body.node:
+            if n.domain == DOMAIN_LOSSY and n.op_type != "output":
+                out.append(n.name)
+    return out
+
+
+def _metadata(model: onnx.ModelProto) -> dict[str, str]:
+    return {p.key: p.value for p in model.metadata_props}
+
+
+def check_views_agree(ir: TraceIR, outcomes: dict[str, Outcome]) -> None:
+    """Op, module and rolled exports of one trace (same buffer policy) show the same ops.
+
+    * the module view draws exactly the op view's ops, each once, grouped into calls;
+    * the rolled view draws one node per layer of those ops;
+    * the buffer policy hid the same number of buffers and ops in every view;
+    * the model totals of estimated FLOPs and captured bytes are the same in every view.
+    """
+    models = {
+        g: json_format.Parse(o.result.artifact_json, onnx.ModelProto())
+        for g, o in outcomes.items()
+        if o.result is not None
+    }
+    if set(models) != {"op", "module", "rolled"}:
+        return
+    layer_of = {op.name: op.layer for op in ir.ops}
+    op_leaves = _leaves(models["op"])
+    module_leaves = _leaves(models["module"])
+    assert sorted(module_leaves) == sorted(op_leaves), (
+        f"module view draws {sorted(set(module_leaves) ^ set(op_leaves))} differently from the op view"
+        if set(module_leaves) != set(op_leaves)
+        else "the module view draws an op more than once"
+    )
+    rolled = sorted(_leaves(models["rolled"]))
+    assert rolled == sorted({layer_of[n] for n in op_leaves}), "the rolled view's layers are not the op view's"
+    meta = {g: _metadata(m) for g, m in models.items()}
+    for key in ("torchlens.hidden_buffer_count", "torchlens.hidden_op_count", "torchlens.estimated_flops_total", "torchlens.captured_bytes_total"):
+        values = {g: meta[g].get(key) for g in meta}
+        assert len(set(values.values())) == 1, f"{key} differs between views: {values}"
