@@ -497,14 +497,6 @@ def test_refuses_a_pair_torchlens_refuses(pairs: dict[str, Pair], tmp_path: Path
 # ------------------------------------------------------------------ output pseudo-nodes
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="tlnetron/diff.py apply_diff skips role=output nodes: an exported output pseudo-op "
-    "node (a repeated output or an input returned as output) whose op settled into a diff "
-    "row carries no torchlens.diff.* facts, against the spec's 'each exported node whose "
-    "ops settled into a diff row'",
-)
 @pytest.mark.parametrize("granularity", GRANULARITIES)
 def test_output_pseudo_nodes_carry_their_rows(tmp_path: Path, granularity: str) -> None:
     torch.manual_seed(0)

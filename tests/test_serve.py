@@ -196,12 +196,6 @@ def test_memory_only_serve(log: torchlens.Trace, browser: Browser, served: list[
     result.stop()  # idempotent
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="serving without a companion passes netron.serve a bare file name ('model.onnx.json' / 'm.onnx.json'), so Netron's "
-    "/data/<path> route serves every file under the process's current directory",
-)
 @pytest.mark.parametrize("with_path", [False, True], ids=["memory", "path-no-attachment"])
 def test_memory_only_serve_exposes_no_files(
     log: torchlens.Trace, browser: Browser, served: list[Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, with_path: bool

@@ -126,7 +126,7 @@ def apply_diff(projection: Projection, ir: TraceIR, diff: DiffIR) -> Projection:
         return _aggregate(rows) if rows else ()
 
     def patch(nodes: tuple[PNode, ...]) -> tuple[PNode, ...]:
-        return tuple(replace(n, diff=facts_for(n)) if n.role != NodeRole.OUTPUT else n for n in nodes)
+        return tuple(replace(n, diff=facts_for(n)) for n in nodes)
 
     graph = replace(projection.graph, nodes=patch(projection.graph.nodes))
     fns = tuple(replace(f, body=replace(f.body, nodes=patch(f.body.nodes))) for f in projection.functions)

@@ -14,8 +14,11 @@ import datetime as _dt
 import http.server
 import json
 import mimetypes
+import os
 import re
+import shutil
 import sys
+import tempfile
 import threading
 import time
 import urllib.parse
@@ -174,9 +177,17 @@ def _start_companion_server(model: tuple[str, bytes], companion: tuple[str, byte
 
 def _start_netron_server(name: str, data: bytes) -> Served:
     netron = require_netron()
-    address = netron.serve(name, bytearray(data), address=(LOOPBACK, 0), browse=False)
+    # netron.serve also answers /data/<file> from the model's folder: give it an empty
+    # private folder so nothing but the artifact is ever served.
+    folder = tempfile.mkdtemp(prefix="tlnetron-serve-")
+    address = netron.serve(os.path.join(folder, name), bytearray(data), address=(LOOPBACK, 0), browse=False)
     host, port = address[0], int(address[1])
-    return Served(host, port, f"http://{host}:{port}/", "netron.serve", lambda: netron.stop(address))
+
+    def stop() -> None:
+        netron.stop(address)
+        shutil.rmtree(folder, ignore_errors=True)
+
+    return Served(host, port, f"http://{host}:{port}/", "netron.serve", stop)
 
 
 def _in_notebook() -> bool:
