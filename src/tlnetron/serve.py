@@ -99,6 +99,7 @@ class Served:
 
 _PAGE = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{title} - Netron (tlnetron)</title>
+<link rel="icon" href="/netron/favicon.ico">
 <style>html,body{{margin:0;height:100%;overflow:hidden}}iframe{{border:0;width:100%;height:100%}}</style>
 <script defer src="/tlnetron/bootstrap.js"></script></head>
 <body><iframe id="netron" src="/netron/index.html" title="Netron"></iframe></body></html>
@@ -132,6 +133,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         path = urllib.parse.unquote(urllib.parse.urlparse(self.path).path)
+        if path == "/favicon.ico":
+            path = "/netron/favicon.ico"
         if path in ("/", "/index.html"):
             return self._send(200, "text/html; charset=utf-8", self.page)
         if path == "/tlnetron/bootstrap.js":

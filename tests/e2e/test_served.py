@@ -181,11 +181,6 @@ def test_export_serve_memory_only(netron: NetronPage, demo_log: Any, no_browser:
     assert port_closed(host, port), f"{host}:{port} still accepts connections after result.stop()"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="tlnetron.serve's companion page answers /favicon.ico with 404 (a console error in a real "
-    "browser tab); Netron's own favicon is at /netron/favicon.ico and could be served there",
-)
 def test_companion_page_serves_a_favicon(demo_log: Any, tmp_path: Path, stop_later: list[Any]) -> None:
     exported = export_quietly(demo_log, tmp_path / "demo.onnx.json")
     served = serve_files(exported.artifact, exported.companion, browse=False)  # type: ignore[arg-type]

@@ -18,6 +18,8 @@ Vocabularies come from ``schema/vocabularies.schema.json``; nothing here retypes
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import math
 import warnings
@@ -32,7 +34,8 @@ from jsonschema import Draft7Validator
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT7
 
-from tlnetron import TlnetronError, TlnetronWarning
+from tlnetron import TlnetronError, TlnetronWarning, cli
+from tlnetron._generated.vocab import CompanionRow, NodeAttr
 from tlnetron.api import ExportResult, export_ir
 from tlnetron.ir import ROLE_INPUT, ROLE_OUTPUT, Dim, TraceIR
 from tlnetron.validation import artifact_problems, companion_problems, parse_artifact, shown_in_model
@@ -281,6 +284,14 @@ def check_success(ir: TraceIR | None, outcome: Outcome) -> None:
             _assert_finite(row["value"], f"{section}[{i}]")
     problems = list(companion_problems(companion, shown_in_model(parsed)))
     assert not problems, [p.line() for p in problems]
+    if ir is not None:
+        _check_facts(ir, model, companion, opts)
+
+    # --- the command line agrees -----------------------------------------------------------
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        code = cli.main(["validate", str(outcome.directory / ARTIFACT_NAME), "--attachment", str(outcome.directory / COMPANION_NAME)])
+    assert code == cli.EXIT_OK, out.getvalue()
 
 
 def _keys(data: Any) -> Iterator[str]:
@@ -352,49 +363,74 @@ def expected_type(shape: tuple[Dim, ...] | None, dtype: str | None) -> Expected:
     return onnx.TensorProto.DataType.Value(_ONNX_ELEM[dtype]), tuple(shape)
 
 
-def _declared(v: onnx.ValueInfoProto) -> Expected | str:
+Declared = tuple[int, tuple[int | None, ...]]
+
+
+def _declared(v: onnx.ValueInfoProto) -> Declared | None:
+    """(element type, dims with None for a dim without a value), or None when untyped."""
     if not v.HasField("type"):
-        return "no type"
-    tt = v.type.tensor_type
-    if tt.elem_type == onnx.TensorProto.UNDEFINED:
-        assert not tt.HasField("shape"), f"value {v.name!r}: UNDEFINED element type with a shape"
         return None
-    assert tt.HasField("shape"), f"value {v.name!r}: typed without a shape"
-    for d in tt.shape.dim:
-        assert d.HasField("dim_value"), f"value {v.name!r}: a dimension without a value"
-    return tt.elem_type, tuple(d.dim_value for d in tt.shape.dim)
+    tt = v.type.tensor_type
+    assert tt.HasField("shape"), f"value {v.name!r}: a tensor type without a shape"
+    return tt.elem_type, tuple(d.dim_value if d.HasField("dim_value") else None for d in tt.shape.dim)
+
+
+def _honest_loose(name: str, got: Declared, seen: list[tuple[tuple[Dim, ...] | None, str | None]]) -> None:
+    """A graph input/output with no faithful type may state only what every pass agrees on."""
+    elem, dims = got
+    dtypes = {d for _, d in seen}
+    allowed = {onnx.TensorProto.UNDEFINED}
+    if len(dtypes) == 1:
+        (dtype,) = dtypes
+        if dtype in _ONNX_ELEM:
+            allowed.add(onnx.TensorProto.DataType.Value(_ONNX_ELEM[dtype]))
+    assert elem in allowed, f"graph value {name!r}: element type {elem} but the trace saw {sorted(map(str, dtypes))}"
+    shapes = [s for s, _ in seen]
+    assert all(s is not None for s in shapes), f"graph value {name!r} states a shape the trace does not know"
+    ranks = {len(s) for s in shapes if s is not None}
+    assert ranks == {len(dims)}, f"graph value {name!r}: rank {len(dims)} but the trace saw ranks {ranks}"
+    for i, d in enumerate(dims):
+        if d is None:
+            continue
+        assert all(s is not None and s[i] == d for s in shapes), f"graph value {name!r}: dim {i} = {d} but the trace saw {shapes}"
 
 
 def _check_types(ir: TraceIR, model: onnx.ModelProto, opts: dict[str, Any]) -> None:
-    """Every value named after a traced op carries exactly the type the trace states."""
+    """Every value named after a traced op carries exactly the type the trace states.
+
+    Inside the graph (valueInfo, function bodies) only faithful types appear; graph inputs
+    and outputs, which ONNX requires to be typed, may carry a *loose* type stating only what
+    the trace agrees on (known dims, UNDEFINED element type).
+    """
     granularity = opts["granularity"]
-    expect: dict[str, Expected] = {}
+    seen: dict[str, list[tuple[tuple[Dim, ...] | None, str | None]]] = {}
     if granularity in ("op", "module"):
         for op in ir.ops:
             if op.role != ROLE_OUTPUT:
-                expect[op.name] = expected_type(op.shape, op.dtype)
+                seen[op.name] = [(op.shape, op.dtype)]
     elif opts["show_buffers"] == "always":  # rolled: the kept passes are all passes
-        layers: dict[str, list[Any]] = {}
         for op in ir.ops:
             if op.role != ROLE_OUTPUT:
-                layers.setdefault(op.layer, []).append(op)
-        for layer, passes in layers.items():
-            agree = len({(p.shape, p.dtype) for p in passes}) == 1
-            expect[layer] = expected_type(passes[0].shape, passes[0].dtype) if agree else None
+                seen.setdefault(op.layer, []).append((op.shape, op.dtype))
     else:
         return
-    inputs = {op.name for op in ir.ops if op.role == ROLE_INPUT}
+    expect: dict[str, Expected] = {}
+    for name, passes in seen.items():
+        agree = len(set(passes)) == 1
+        expect[name] = expected_type(*passes[0]) if agree else None
     for where, body in _bodies(model):
-        declared: dict[str, Expected | str] = {}
+        graph_io: dict[str, Declared | None] = {}
+        inner: dict[str, Declared | None] = {}
         if isinstance(body, onnx.GraphProto):
-            infos = [*body.input, *body.output, *body.value_info]
+            for v in (*body.input, *body.output):
+                graph_io[v.name] = _declared(v)
+            infos = list(body.value_info)
         else:
             infos = list(body.value_info)
         for v in infos:
             got = _declared(v)
-            if v.name in declared and v.name not in inputs:
-                assert declared[v.name] == got, f"{where}: value {v.name!r} declared twice differently"
-            declared[v.name] = got
+            assert v.name not in inner or inner[v.name] == got, f"{where}: value {v.name!r} declared twice differently"
+            inner[v.name] = got
         used: set[str] = set()
         for node in body.node:
             used.update(node.input)
@@ -402,15 +438,125 @@ def _check_types(ir: TraceIR, model: onnx.ModelProto, opts: dict[str, Any]) -> N
         if not isinstance(body, onnx.GraphProto):
             used.update(body.input)
             used.update(body.output)
-        for name in used | set(declared):
+        for name in used | set(inner) | set(graph_io):
             if name not in expect:
                 continue
             want = expect[name]
-            got = declared.get(name)
+            if name in graph_io:
+                got = graph_io[name]
+                assert got is not None, f"{where}: graph value {name!r} has no type"
+                if want is None:
+                    _honest_loose(name, got, seen[name])
+                else:
+                    assert got == want, f"{where}: graph value {name!r} should be typed {want}, declared {got}"
+                assert name not in inner or inner[name] == got, f"{where}: {name!r} declared differently in valueInfo"
+                continue
+            got = inner.get(name)
             if want is None:
-                assert got in (None, "no type"), f"{where}: value {name!r} is typed {got} but the trace states no faithful type"
+                assert got is None, f"{where}: value {name!r} is typed {got} but the trace states no faithful type"
             else:
                 assert got == want, f"{where}: value {name!r} should be typed {want}, declared {got}"
+
+
+# --------------------------------------------------------------------------------------
+# the companion's facts are the trace's facts
+# --------------------------------------------------------------------------------------
+
+
+def _close(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-3)
+
+
+def _attrs(node: onnx.NodeProto) -> dict[str, Any]:
+    return {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+
+
+def _check_facts(ir: TraceIR, model: onnx.ModelProto, companion: dict[str, Any], opts: dict[str, Any]) -> None:
+    """Node metrics state exactly the trace's facts; absent facts give no row (never 0).
+
+    Op view: every traced-op node's observed µs / FLOPs / captured bytes. Module view: each
+    call's inclusive op count, FLOPs and µs over the compute ops drawn inside its body (nested
+    calls included). Rolled view (nothing hidden): each layer's pass count and summed facts.
+    Every view: the model's ``exported nodes`` counts the root graph and function bodies.
+    """
+    rows: dict[str, dict[str, Any]] = {}
+    for row in companion["metrics"]:
+        rows.setdefault(row["target"] if row["kind"] == "node" else "\0model", {})[row["name"]] = row["value"]
+    n_nodes = len(model.graph.node) + sum(len(f.node) for f in model.functions)
+    assert rows["\0model"][CompanionRow.EXPORTED_NODES] == n_nodes
+    by_name = {op.name: op for op in ir.ops}
+    granularity = opts["granularity"]
+
+    def expect_rows(target: str, wanted: dict[str, float | int | None]) -> None:
+        got = rows.get(target, {})
+        for name, value in wanted.items():
+            if value is None or (isinstance(value, float) and not math.isfinite(value)):
+                assert name not in got, f"node {target!r}: a {name!r} row for an absent fact"
+            else:
+                assert name in got, f"node {target!r}: no {name!r} row (the trace says {value})"
+                assert _close(got[name], value), f"node {target!r}: {name!r} is {got[name]}, the trace says {value}"
+
+    if granularity == "op":
+        for node in model.graph.node:
+            op = by_name.get(node.name)
+            if op is None or node.op_type in ("input", "output") or "\n" in node.name or "\r" in node.name:
+                continue
+            expect_rows(
+                node.name,
+                {
+                    CompanionRow.OBSERVED_US: None if op.duration_s is None else op.duration_s * 1e6,
+                    CompanionRow.ESTIMATED_FLOPS: op.flops,
+                    CompanionRow.CAPTURED_BYTES: op.nbytes,
+                },
+            )
+    elif granularity == "module":
+        bodies = {f.overload: f for f in model.functions}
+
+        def compute_leaves(label: str) -> list[Any]:
+            out: list[Any] = []
+            for n in bodies[label].node:
+                if n.domain == DOMAIN_MODULE:
+                    out.extend(compute_leaves(n.overload))
+                elif n.op_type not in ("input", "output") and NodeAttr.BUFFER_ACCESS not in _attrs(n):
+                    out.append(by_name[n.name])
+            return out
+
+        for _, body in _bodies(model):
+            for node in body.node:
+                if node.domain != DOMAIN_MODULE or "\n" in node.name or "\r" in node.name:
+                    continue
+                leaves = compute_leaves(node.overload)
+                durations = [op.duration_s for op in leaves if op.duration_s is not None]
+                flops = [op.flops for op in leaves if op.flops is not None]
+                expect_rows(
+                    node.name,
+                    {
+                        CompanionRow.INCLUSIVE_OPS: len(leaves) or None,
+                        CompanionRow.INCLUSIVE_FLOPS: sum(flops) if flops else None,
+                        CompanionRow.INCLUSIVE_US: sum(durations) * 1e6 if durations else None,
+                    },
+                )
+    elif opts["show_buffers"] == "always":
+        layers: dict[str, list[Any]] = {}
+        for op in ir.ops:
+            layers.setdefault(op.layer, []).append(op)
+        for node in model.graph.node:
+            passes = layers.get(node.name)
+            if not passes or node.op_type in ("input", "output") or "\n" in node.name or "\r" in node.name:
+                continue
+            flops = [op.flops for op in passes if op.flops is not None]
+            nbytes = [op.nbytes for op in passes if op.nbytes is not None]
+            if len(passes) > 1:
+                expect_rows(
+                    node.name,
+                    {
+                        CompanionRow.PASSES: len(passes),
+                        CompanionRow.ALL_PASS_FLOPS: sum(flops) if flops else None,
+                        CompanionRow.ALL_PASS_BYTES: sum(nbytes) if nbytes else None,
+                    },
+                )
+            else:
+                expect_rows(node.name, {CompanionRow.ESTIMATED_FLOPS: passes[0].flops, CompanionRow.CAPTURED_BYTES: passes[0].nbytes})
 
 
 # --------------------------------------------------------------------------------------
@@ -419,11 +565,11 @@ def _check_types(ir: TraceIR, model: onnx.ModelProto, opts: dict[str, Any]) -> N
 
 
 def _leaves(model: onnx.ModelProto) -> list[str]:
-    """Names of the traced-op nodes (not module calls, not output pseudo-nodes) in every body."""
+    """Names of the traced-op nodes (not module calls, not input/output nodes) in every body."""
     out: list[str] = []
     for _, body in _bodies(model):
         for n in body.node:
-            if n.domain == DOMAIN_LOSSY and n.op_type != "output":
+            if n.domain == DOMAIN_LOSSY and n.op_type not in ("input", "output"):
                 out.append(n.name)
     return out
 
@@ -432,32 +578,47 @@ def _metadata(model: onnx.ModelProto) -> dict[str, str]:
     return {p.key: p.value for p in model.metadata_props}
 
 
-def check_views_agree(ir: TraceIR, outcomes: dict[str, Outcome]) -> None:
-    """Op, module and rolled exports of one trace (same buffer policy) show the same ops.
-
-    * the module view draws exactly the op view's ops, each once, grouped into calls;
-    * the rolled view draws one node per layer of those ops;
-    * the buffer policy hid the same number of buffers and ops in every view;
-    * the model totals of estimated FLOPs and captured bytes are the same in every view.
-    """
+def _models(outcomes: dict[str, Outcome]) -> dict[str, onnx.ModelProto] | None:
     models = {
         g: json_format.Parse(o.result.artifact_json, onnx.ModelProto())
         for g, o in outcomes.items()
         if o.result is not None
     }
-    if set(models) != {"op", "module", "rolled"}:
+    return models if set(models) == {"op", "module", "rolled"} else None
+
+
+def check_views_agree(ir: TraceIR, outcomes: dict[str, Outcome]) -> None:
+    """Op, module and rolled exports of one trace (same buffer policy) show the same ops.
+
+    * the module view draws exactly the op view's ops, each once, grouped into calls;
+    * the rolled view draws one node per layer of those ops;
+    * the buffer policy hid the same number of buffers and ops in every view.
+    """
+    models = _models(outcomes)
+    if models is None:
         return
     layer_of = {op.name: op.layer for op in ir.ops}
     op_leaves = _leaves(models["op"])
     module_leaves = _leaves(models["module"])
     assert sorted(module_leaves) == sorted(op_leaves), (
-        f"module view draws {sorted(set(module_leaves) ^ set(op_leaves))} differently from the op view"
+        f"the module view draws {sorted(set(module_leaves) ^ set(op_leaves))} differently from the op view"
         if set(module_leaves) != set(op_leaves)
         else "the module view draws an op more than once"
     )
     rolled = sorted(_leaves(models["rolled"]))
     assert rolled == sorted({layer_of[n] for n in op_leaves}), "the rolled view's layers are not the op view's"
     meta = {g: _metadata(m) for g, m in models.items()}
-    for key in ("torchlens.hidden_buffer_count", "torchlens.hidden_op_count", "torchlens.estimated_flops_total", "torchlens.captured_bytes_total"):
+    for key in ("torchlens.hidden_buffer_count", "torchlens.hidden_op_count"):
+        values = {g: meta[g].get(key) for g in meta}
+        assert len(set(values.values())) == 1, f"{key} differs between views: {values}"
+
+
+def check_view_totals_agree(outcomes: dict[str, Outcome]) -> None:
+    """The model totals (estimated FLOPs, captured bytes) are the same in every view."""
+    models = _models(outcomes)
+    if models is None:
+        return
+    meta = {g: _metadata(m) for g, m in models.items()}
+    for key in ("torchlens.estimated_flops_total", "torchlens.captured_bytes_total"):
         values = {g: meta[g].get(key) for g in meta}
         assert len(set(values.values())) == 1, f"{key} differs between views: {values}"
