@@ -6,7 +6,9 @@ of ``schema/node-properties.schema.json``, worded per :mod:`tlnetron.facts`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
+from typing import TypeVar
 
 from ._generated.vocab import NodeAttr, NodeMeta, NodeRole
 from .facts import Facts, bytes_text, count_text, duration_text, flops_text
@@ -45,11 +47,24 @@ def input_names_value(ports: Iterable[str]) -> str | None:
     return "[" + ", ".join(f"'{p}'" for p in items) + "]"
 
 
+_Num = TypeVar("_Num", int, float)
+
+
+def _known(value: _Num | None) -> _Num | None:
+    """A fact as the panel may state it: non-finite or negative values are unknown (absent)."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value if value >= 0 else None
+
+
 def op_facts(op: OpIR) -> Facts:
+    """The op's own facts; anything unknown or impossible is absent, never worded."""
     return Facts(
-        duration_s=op.duration_s,
-        flops=op.flops,
-        nbytes=op.nbytes,
+        duration_s=_known(op.duration_s),
+        flops=_known(op.flops),
+        nbytes=_known(op.nbytes),
         op_count=1 if op.role not in (ROLE_INPUT, ROLE_OUTPUT, ROLE_BUFFER) else None,
     )
 

@@ -122,13 +122,13 @@ def _location(code_context: Any) -> str | None:
     """The innermost model frame (the caller of trace() is last; torch frames skipped)."""
     if not code_context:
         return None
-    frames = list(code_context)[:-1] or list(code_context)
-    chosen = None
-    for frame in frames:
-        file = str(getattr(frame, "file", "") or "")
-        if "/torch/" not in file:
-            chosen = frame
-    frame = chosen if chosen is not None else frames[-1]
+    frames = list(code_context)
+    candidates = frames[:-1] or frames
+    frame = candidates[-1]
+    for f in reversed(candidates):
+        if "/torch/" not in str(getattr(f, "file", "") or ""):
+            frame = f
+            break
     where = getattr(frame, "file", None)
     if not where:
         return None

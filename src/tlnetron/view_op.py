@@ -6,7 +6,7 @@ are the model's inputs and outputs; every value is typed where a faithful ONNX t
 
 from __future__ import annotations
 
-from ._generated.vocab import Granularity
+from ._generated.vocab import Granularity, NodeRole
 from .buffers import apply_buffer_policy
 from .facts import sum_facts
 from .ir import ROLE_INPUT, ROLE_OUTPUT, TraceIR
@@ -47,5 +47,5 @@ def project_op(ir: TraceIR, show_buffers: str) -> Projection:
         hidden_buffers=kept.hidden_buffers,
         hidden_ops=kept.hidden_ops,
         root_ranks=root_ranks(graph),
-        totals=sum_facts([n.facts for n in nodes], inclusive=False),
+        totals=sum_facts([n.facts for n in nodes if n.role == NodeRole.OP], inclusive=False),
     )

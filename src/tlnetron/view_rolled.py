@@ -114,7 +114,7 @@ def project_rolled(ir: TraceIR, show_buffers: str) -> Projection:
         nodes.append(
             replace(
                 node,
-                role=NodeRole.LAYER if n > 1 else NodeRole.OP,
+                role=node.role if node.role == NodeRole.BUFFER else (NodeRole.LAYER if n > 1 else NodeRole.OP),
                 attributes=tuple(sorted(attrs.items())),
                 metadata=tuple(sorted(meta)),
                 facts=facts,
