@@ -1,8 +1,8 @@
-"""The fast serialiser writes exactly what protobuf's own ``MessageToDict`` would.
+"""The artifact JSON is exactly what protobuf's own ``MessageToDict`` gives for the checked proto.
 
-The ModelProto is captured as ``export`` built it (a spy around ``tlnetron.api.to_json``),
-so the comparison is against the real proto, not one parsed back from the serialiser's
-own output.
+The builder emits the proto and its JSON form in one pass; the ModelProto is captured as
+``export`` built it (a spy around ``tlnetron.api.build_model``), so the comparison is against
+the real, checker-validated proto, not one parsed back from the written text.
 """
 
 from __future__ import annotations
@@ -39,23 +39,27 @@ CASES = [
 def test_serialiser_matches_protobuf(
     zoo_trace: ZooTrace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, granularity: str, policy: str
 ) -> None:
-    built: list[onnx.ModelProto] = []
+    built: list[tuple[onnx.ModelProto, dict[str, object]]] = []
+    real_build = tlnetron.api.build_model
 
-    def spy(model: onnx.ModelProto) -> str:
+    def spy(*args: object, **kwargs: object) -> tuple[onnx.ModelProto, dict[str, object]]:
+        model, as_json = real_build(*args, **kwargs)  # type: ignore[arg-type]
         copy = onnx.ModelProto()
         copy.CopyFrom(model)
-        built.append(copy)
-        return to_json(model)
+        built.append((copy, as_json))
+        return model, as_json
 
-    monkeypatch.setattr(tlnetron.api, "to_json", spy)
+    monkeypatch.setattr(tlnetron.api, "build_model", spy)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TlnetronWarning)
         result = tlnetron.export(zoo_trace(name), tmp_path / "m.onnx.json", granularity=granularity, show_buffers=policy)
-    (model,) = built
+    ((model, as_json),) = built
 
+    assert as_json == json_format.MessageToDict(model)
     assert model_to_dict(model) == json_format.MessageToDict(model)
-    text = to_json(model)
-    assert text == result.artifact_json
+    text = result.artifact_json
+    assert json.loads(text) == as_json
+    assert to_json(model) == text
     parsed = onnx.ModelProto()
     json_format.Parse(text, parsed)
     assert parsed == model
@@ -65,13 +69,11 @@ def test_serialiser_matches_protobuf(
 
 
 def test_serialiser_refuses_fields_it_does_not_write(zoo_trace: ZooTrace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    built: list[onnx.ModelProto] = []
-    monkeypatch.setattr(tlnetron.api, "to_json", lambda m: built.append(m) or to_json(m))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TlnetronWarning)
-        tlnetron.export(zoo_trace("loop"), tmp_path / "m.onnx.json", granularity="module")
+        result = tlnetron.export(zoo_trace("loop"), tmp_path / "m.onnx.json", granularity="module")
     model = onnx.ModelProto()
-    model.CopyFrom(built[0])
+    json_format.Parse(result.artifact_json, model)
     model.graph.initializer.add(name="w", data_type=onnx.TensorProto.FLOAT, dims=[1], float_data=[1.0])
     with pytest.raises(ValueError, match="initializer"):
         to_json(model)

@@ -25,7 +25,7 @@ from .onnx_build import DISCLAIMER, build_model
 from .projection import PGraph, Projection
 from .reader import read_trace
 from .schemas import SchemaViolation, validate
-from .serialize import to_json
+from .serialize import dumps
 from .validation import Shown, check_onnx, companion_problems
 from .writer import companion_path_for, write_atomically
 
@@ -310,12 +310,12 @@ def _export_ir(
         graph_doc += f"\n{projection.depth_reason}"
     if projection.graph.doc:
         graph_doc += f"\n{projection.graph.doc}"
-    model = build_model(projection, encode_metadata(meta), producer_version=_version(), graph_doc=graph_doc)
+    model, model_json = build_model(projection, encode_metadata(meta), producer_version=_version(), graph_doc=graph_doc)
     step("check", 3, 5)
     failure = check_onnx(model)
     if failure:
         raise _artifact_invalid(f"onnx.checker: {failure.splitlines()[0][:400]}")
-    artifact_text = to_json(model)
+    artifact_text = dumps(model_json)
     write_companion = path is not None and attachment is not False
     companion_text: str | None = None
     companion_path: Path | None = None

@@ -9,13 +9,13 @@ body) or the model (``target: ""``); units sit in row names because Netron shows
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
 from ._generated.vocab import SCHEMA_VERSION, CompanionKind, CompanionRow
 from .facts import Facts, duration_us
 from .projection import PNode, Projection
+from .serialize import dumps
 
 __all__ = ["SIGNATURE", "build_companion", "companion_json", "iter_nodes"]
 
@@ -30,7 +30,14 @@ def iter_nodes(projection: Projection) -> Iterator[PNode]:
         yield from fn.body.nodes
 
 
+_JS_SAFE = 2**53
+
+
 def _row(kind: str, target: str, name: str, value: Any) -> Row:
+    # Netron parses JSON numbers as doubles: integers past 2**53 would show rounded, so
+    # they are written as their exact digits (a string renders as-is).
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > _JS_SAFE:
+        value = str(value)
     return {"kind": kind, "target": target, "name": name, "value": value}
 
 
@@ -86,9 +93,11 @@ def build_companion(projection: Projection, *, artifact_name: str, producer_vers
         target = node.name.split("\n", 1)[0]
         for name, value in _metrics(f):
             metrics.append(_row(node_kind, target, name, value))
-        if f.duration_s is not None and totals.duration_s:
+        # Shares answer "where does the time go?" for module calls (the boxes of the
+        # architecture diagram); on single ops they would only repeat the metrics.
+        if f.inclusive and f.duration_s is not None and totals.duration_s:
             metadata.append(_row(node_kind, target, CompanionRow.SHARE_OF_TIME, _share(f.duration_s, totals.duration_s)))
-        if f.flops is not None and totals.flops:
+        if f.inclusive and f.flops is not None and totals.flops:
             metadata.append(_row(node_kind, target, CompanionRow.SHARE_OF_FLOPS, _share(f.flops, totals.flops)))
         for key, value in node.diff:
             metadata.append(_row(node_kind, target, key, value))
@@ -103,5 +112,8 @@ def build_companion(projection: Projection, *, artifact_name: str, producer_vers
 
 
 def companion_json(companion: dict[str, Any]) -> str:
-    """Deterministic compact companion text (one C-encoder pass; pretty-print to read it)."""
-    return json.dumps(companion, ensure_ascii=False, separators=(",", ":"), allow_nan=False) + "\n"
+    """Deterministic compact companion text (pretty-print it to read it).
+
+    Non-finite values are refused by :func:`tlnetron.validation.companion_problems` first.
+    """
+    return dumps(companion) + "\n"

@@ -115,8 +115,13 @@ def op_value(op: OpIR) -> PValue:
     return PValue(op.name, ty, loose=None if ty is not None else loose_type([op.shape], [op.dtype]))
 
 
-def op_node(op: OpIR, inputs: tuple[str, ...], ports: tuple[str, ...], *, domain: str = DOMAIN_LOSSY) -> PNode:
-    """A node for one op (or buffer pseudo-op) with its curated properties."""
+def op_node(
+    op: OpIR, inputs: tuple[str, ...], ports: tuple[str, ...], *, domain: str = DOMAIN_LOSSY, typed: bool | None = None
+) -> PNode:
+    """A node for one op (or buffer pseudo-op) with its curated properties.
+
+    ``typed`` says whether the op's output value has a faithful type (computed when None).
+    """
     attrs: list[tuple[str, str | int]] = []
     if op.function:
         attrs.append((NodeAttr.FUNCTION, one_line(op.function)))
@@ -138,7 +143,9 @@ def op_node(op: OpIR, inputs: tuple[str, ...], ports: tuple[str, ...], *, domain
         attrs.append((NodeAttr.BUFFER_ADDRESS, one_line(op.buffer_address)))
     if op.buffer_access:
         attrs.append((NodeAttr.BUFFER_ACCESS, op.buffer_access))
-    if tensor_type(op.shape, op.dtype) is None:
+    if typed is None:
+        typed = tensor_type(op.shape, op.dtype) is not None
+    if not typed:
         attrs.append((NodeAttr.UNTYPED_OUTPUT, untyped_reason(op.shape, op.dtype)))
     meta: list[tuple[str, str]] = []
     names = input_names_value(ports)

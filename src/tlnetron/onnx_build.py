@@ -1,10 +1,18 @@
-"""Stage 3, the ONNX builder: a projection becomes an ``onnx.ModelProto``.
+"""Stage 3, the ONNX builder: a projection becomes an ``onnx.ModelProto`` and its JSON form.
 
-Built with the onnx protobuf classes (never by hand-writing JSON), attributes sorted, so the
-same projection always gives the same proto. The artifact is not runnable and says so.
+The proto is built with the onnx protobuf classes, in place, attributes sorted, so the same
+projection always gives the same proto; it is what ``onnx.checker`` checks. In the same pass
+the builder writes the proto's camelCase protobuf-JSON form (exactly what
+``json_format.MessageToDict`` gives for it: int64 as strings, bytes as base64, enums by
+name), because reading a large proto back through protobuf reflection costs more than the
+rest of the export. ``tests/test_serialize.py`` and the property tests hold the two to
+equality: the written JSON strict-parses back into the checked proto.
 """
 
 from __future__ import annotations
+
+import base64
+from typing import Any
 
 import onnx
 
@@ -21,89 +29,130 @@ DISCLAIMER = (
     "functions, and shapes are what the traced run observed."
 )
 
-_AP = onnx.AttributeProto
+_STRING = onnx.AttributeProto.STRING
+_INT = onnx.AttributeProto.INT
+_OPSETS = ((DOMAIN_LOSSY, 1), (DOMAIN_MODULE, 1))
+Json = dict[str, Any]
 
 
-def _attribute(name: str, value: str | int) -> onnx.AttributeProto:
-    kind = NODE_ATTRIBUTE_TYPES[name]
-    attr = onnx.AttributeProto(name=name)
-    if kind == "STRING":
-        attr.type = _AP.STRING
-        attr.s = str(value).encode("utf-8")
-    elif kind == "INT":
-        attr.type = _AP.INT
-        attr.i = int(value)
-    else:  # pragma: no cover - the schema only declares STRING and INT today
-        raise AssertionError(f"unsupported attribute type {kind} for {name}")
-    return attr
-
-
-def _value_info(value: PValue, *, graph_io: bool) -> onnx.ValueInfoProto:
-    """A ValueInfoProto; graph inputs/outputs use the loose type when no faithful one exists."""
-    info = onnx.ValueInfoProto(name=value.name)
-    if value.doc:
-        info.doc_string = value.doc
+def _value_info(container: Any, value: PValue, *, graph_io: bool) -> Json:
+    """Add a ValueInfoProto; graph inputs/outputs use the loose type when no faithful one exists."""
+    info = container.add(name=value.name)
+    out: Json = {"name": value.name}
     tt = value.io_type if graph_io else value.type
     if tt is not None:
         tensor = info.type.tensor_type
         tensor.elem_type = tt.elem_type
         shape = tensor.shape
         shape.SetInParent()
+        dims: list[Json] = []
         for d in tt.shape:
             dim = shape.dim.add()
-            if d is not None:
+            if d is None:
+                dims.append({})
+            else:
                 dim.dim_value = d
-    return info
+                dims.append({"dimValue": str(d)})
+        out["type"] = {"tensorType": {"elemType": tt.elem_type, "shape": {"dim": dims} if dims else {}}}
+    if value.doc:
+        info.doc_string = value.doc
+        out["docString"] = value.doc
+    return out
 
 
-def _node(node: PNode) -> onnx.NodeProto:
-    proto = onnx.NodeProto(
-        name=node.name,
-        op_type=node.op_type,
-        domain=node.domain,
-        input=list(node.inputs),
-        output=list(node.outputs),
-    )
+def _node(container: Any, node: PNode) -> Json:
+    proto = container.add(name=node.name, op_type=node.op_type, domain=node.domain)
+    out: Json = {}
+    if node.inputs:
+        proto.input.extend(node.inputs)
+        out["input"] = list(node.inputs)
+    if node.outputs:
+        proto.output.extend(node.outputs)
+        out["output"] = list(node.outputs)
+    out["name"] = node.name
+    out["opType"] = node.op_type
+    out["domain"] = node.domain
     if node.overload:
         proto.overload = node.overload
+        out["overload"] = node.overload
+    if node.attributes:
+        attrs: list[Json] = []
+        for key, value in node.attributes:
+            kind = NODE_ATTRIBUTE_TYPES[key]
+            if kind == "STRING":
+                data = str(value).encode("utf-8")
+                proto.attribute.add(name=key, type=_STRING, s=data)
+                attrs.append({"name": key, "type": "STRING", "s": base64.b64encode(data).decode("ascii")})
+            elif kind == "INT":
+                proto.attribute.add(name=key, type=_INT, i=int(value))
+                attrs.append({"name": key, "type": "INT", "i": str(int(value))})
+            else:  # pragma: no cover - the schema only declares STRING and INT today
+                raise AssertionError(f"unsupported attribute type {kind} for {key}")
+        out["attribute"] = attrs
     if node.doc:
         proto.doc_string = node.doc
-    if node.attributes:
-        proto.attribute.extend(_attribute(k, v) for k, v in node.attributes)
-    for key, value in node.metadata:
-        proto.metadata_props.add(key=key, value=value)
-    for key, value in node.diff:
-        proto.metadata_props.add(key=key, value=value)
-    return proto
+        out["docString"] = node.doc
+    rows = (*node.metadata, *node.diff)
+    if rows:
+        props = proto.metadata_props
+        for key, value in rows:
+            props.add(key=key, value=value)
+        out["metadataProps"] = [{"key": k, "value": v} for k, v in rows]
+    return out
 
 
-def _graph(graph: PGraph, doc: str) -> onnx.GraphProto:
-    proto = onnx.GraphProto(name=graph.name, doc_string=doc)
-    proto.node.extend(_node(n) for n in graph.nodes)
-    proto.input.extend(_value_info(v, graph_io=True) for v in graph.inputs)
-    proto.output.extend(_value_info(v, graph_io=True) for v in graph.outputs)
-    proto.value_info.extend(_value_info(v, graph_io=False) for v in graph.values if v.type is not None)
-    return proto
+def _graph(proto: onnx.GraphProto, graph: PGraph, doc: str) -> Json:
+    out: Json = {}
+    nodes = [_node(proto.node, n) for n in graph.nodes]
+    if nodes:
+        out["node"] = nodes
+    proto.name = graph.name
+    out["name"] = graph.name
+    if doc:
+        proto.doc_string = doc
+        out["docString"] = doc
+    if graph.inputs:
+        out["input"] = [_value_info(proto.input, v, graph_io=True) for v in graph.inputs]
+    if graph.outputs:
+        out["output"] = [_value_info(proto.output, v, graph_io=True) for v in graph.outputs]
+    typed = [_value_info(proto.value_info, v, graph_io=False) for v in graph.values if v.type is not None]
+    if typed:
+        out["valueInfo"] = typed
+    return out
 
 
-def _function(fn_name: str, domain: str, overload: str, body: PGraph) -> onnx.FunctionProto:
-    proto = onnx.FunctionProto(name=fn_name, domain=domain, doc_string=body.doc)
+def _function(container: Any, fn_name: str, domain: str, overload: str, body: PGraph) -> Json:
+    proto = container.add(name=fn_name, domain=domain)
+    out: Json = {"name": fn_name}
+    if body.inputs:
+        proto.input.extend(v.name for v in body.inputs)
+        out["input"] = [v.name for v in body.inputs]
+    if body.outputs:
+        proto.output.extend(v.name for v in body.outputs)
+        out["output"] = [v.name for v in body.outputs]
+    nodes = [_node(proto.node, n) for n in body.nodes]
+    if nodes:
+        out["node"] = nodes
+    if body.doc:
+        proto.doc_string = body.doc
+        out["docString"] = body.doc
+    for d, v in _OPSETS:
+        proto.opset_import.add(domain=d, version=v)
+    out["opsetImport"] = [{"domain": d, "version": str(v)} for d, v in _OPSETS]
+    out["domain"] = domain
     if overload:
         proto.overload = overload
-    proto.input.extend(v.name for v in body.inputs)
-    proto.output.extend(v.name for v in body.outputs)
-    proto.node.extend(_node(n) for n in body.nodes)
-    proto.opset_import.add(domain=DOMAIN_LOSSY, version=1)
-    proto.opset_import.add(domain=DOMAIN_MODULE, version=1)
+        out["overload"] = overload
     typed = [v for v in (*body.inputs, *body.values, *body.outputs) if v.type is not None]
-    proto.value_info.extend(_value_info(v, graph_io=False) for v in typed)
-    return proto
+    if typed:
+        out["valueInfo"] = [_value_info(proto.value_info, v, graph_io=False) for v in typed]
+    return out
 
 
 def build_model(
     projection: Projection, metadata: list[tuple[str, str]], *, producer_version: str, graph_doc: str
-) -> onnx.ModelProto:
-    """Build the artifact's ModelProto.
+) -> tuple[onnx.ModelProto, Json]:
+    """Build the artifact's ModelProto and its protobuf-JSON form (``MessageToDict`` shape).
 
     Args:
         projection: the view to draw.
@@ -118,10 +167,23 @@ def build_model(
         domain="ai.torchlens",
         doc_string=DISCLAIMER,
     )
-    model.opset_import.add(domain=DOMAIN_LOSSY, version=1)
-    model.opset_import.add(domain=DOMAIN_MODULE, version=1)
-    model.graph.CopyFrom(_graph(projection.graph, graph_doc))
-    model.functions.extend(_function(f.name, f.domain, f.overload, f.body) for f in projection.functions)
-    for key, value in metadata:
-        model.metadata_props.add(key=key, value=value)
-    return model
+    out: Json = {
+        "irVersion": str(IR_VERSION),
+        "producerName": "tlnetron",
+        "producerVersion": producer_version,
+        "domain": "ai.torchlens",
+        "docString": DISCLAIMER,
+        "opsetImport": [{"domain": d, "version": str(v)} for d, v in _OPSETS],
+    }
+    for d, v in _OPSETS:
+        model.opset_import.add(domain=d, version=v)
+    if metadata:
+        for key, value in metadata:
+            model.metadata_props.add(key=key, value=value)
+        out["metadataProps"] = [{"key": k, "value": v} for k, v in metadata]
+    out["graph"] = _graph(model.graph, projection.graph, graph_doc)
+    if projection.functions:
+        out["functions"] = [
+            _function(model.functions, f.name, f.domain, f.overload, f.body) for f in projection.functions
+        ]
+    return model, out

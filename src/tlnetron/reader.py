@@ -8,6 +8,7 @@ torchlens range in ``pyproject.toml``; every attribute used here is listed in
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import Counter
 from pathlib import Path
@@ -175,6 +176,10 @@ def read_trace(log: Any) -> TraceIR:
         ) from exc
 
 
+_PSEUDO_ROLES = {"input": ROLE_INPUT, "output": ROLE_OUTPUT, "buffer": ROLE_BUFFER}
+_PSEUDO_FLAGS = {ROLE_INPUT: "is_input", ROLE_OUTPUT: "is_output", ROLE_BUFFER: "is_buffer"}
+
+
 def _read(log: Any) -> TraceIR:
     raw_ops = list(log.ops)
     passes = Counter(op.layer_label for op in raw_ops)
@@ -191,13 +196,11 @@ def _read(log: Any) -> TraceIR:
         layer = op.layer_label
         n_passes = passes[layer]
         name = name_of[op.label]
-        if op.is_input:
-            role = ROLE_INPUT
-        elif op.is_output:
-            role = ROLE_OUTPUT
-        elif op.is_buffer:
-            role = ROLE_BUFFER
-        else:
+        op_type = str(op.type)
+        # TorchLens' pseudo-ops carry their role as their type (input / output / buffer);
+        # the flag confirms it. Every other type is a compute op (one attribute read).
+        role = _PSEUDO_ROLES.get(op_type, ROLE_OP)
+        if role != ROLE_OP and not getattr(op, _PSEUDO_FLAGS[role]):
             role = ROLE_OP
         parents_raw = tuple(str(p) for p in op.parents)
         slots = _port_names(op.parent_arg_positions, parents_raw)
@@ -229,7 +232,7 @@ def _read(log: Any) -> TraceIR:
                 layer=layer,
                 pass_index=int(op.pass_index or 1),
                 num_passes=n_passes,
-                op_type=str(op.type),
+                op_type=op_type,
                 role=role,
                 shape=_shape(op.shape),
                 dtype=_dtype_name(op.dtype),
@@ -321,6 +324,7 @@ def _read_honesty(log: Any) -> Honesty:
     )
 
 
+@functools.lru_cache(maxsize=None)
 def _version(dist: str) -> str:
     from importlib.metadata import PackageNotFoundError, version
 

@@ -45,14 +45,15 @@ class Shown:
     functions: frozenset[str]
     tensors: frozenset[str] = frozenset()
 
-    def targets(self, kind: str) -> frozenset[str] | None:
+    def by_kind(self) -> dict[str, frozenset[str]]:
+        """Names each companion kind can target."""
         return {
             CompanionKind.NODE: self.nodes,
             CompanionKind.VALUE: self.values,
             CompanionKind.GRAPH: self.functions | {""},
             CompanionKind.TENSOR: self.tensors,
             CompanionKind.MODEL: frozenset({""}),
-        }.get(kind)
+        }
 
 
 def _first_line(name: str) -> str:
@@ -105,12 +106,13 @@ def companion_problems(companion: Any, shown: Shown) -> Iterator[Problem]:
     except SchemaViolation as exc:
         yield Problem(code, exc.path.replace("data", "companion", 1), f"{exc} (rule {exc.rule})")
         return
+    targets = shown.by_kind()
     for section in ("metadata", "metrics"):
         seen: dict[tuple[str, str, str], int] = {}
         for i, row in enumerate(companion[section]):
             where = f"{section}[{i}]"
             kind, target, name = row["kind"], row["target"], row["name"]
-            names = shown.targets(kind)
+            names = targets.get(kind)
             if names is not None and target not in names:
                 what = {
                     CompanionKind.NODE: "no node of the top graph or of any function body has this name (graph inputs are not nodes)",

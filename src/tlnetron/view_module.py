@@ -212,8 +212,9 @@ def project_module(ir: TraceIR, show_buffers: str, depth_arg: int | None) -> Pro
                 nodes.append(node)
                 vals.extend(values[o] for o in node.outputs)
             else:
-                nodes.append(op_node(item, item.parents, item.ports))
-                vals.append(values[item.name])
+                value = values[item.name]
+                nodes.append(op_node(item, item.parents, item.ports, typed=value.type is not None))
+                vals.append(value)
         return nodes, vals
 
     for label, b in bodies.items():

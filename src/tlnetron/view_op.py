@@ -27,8 +27,9 @@ def project_op(ir: TraceIR, show_buffers: str) -> Projection:
     for op in kept.ops:
         if op.role in (ROLE_INPUT, ROLE_OUTPUT):
             continue
-        nodes.append(op_node(op, op.parents, op.ports))
-        produced[op.name] = op_value(op)
+        value = op_value(op)
+        produced[op.name] = value
+        nodes.append(op_node(op, op.parents, op.ports, typed=value.type is not None))
     g_inputs, in_nodes, out_nodes, g_outputs = graph_io(inputs, outputs, produced, input_values)
     nodes = [*in_nodes, *nodes, *out_nodes]
     out_names = {v.name for v in g_outputs}

@@ -3,7 +3,7 @@
 #   schema/companion.schema.json (sha256 89bfd508e58ab3a9d1876ed226cf8ed7795f2dff2278adf95a1884ae772e2b58)
 #   schema/model-metadata.schema.json (sha256 1877541e8e5f8256cb7fcdf4068e50c2fb1e12066a5290b24cc22459ab9a1883)
 #   schema/node-properties.schema.json (sha256 a1d6a45259c404a8763ed7b044efb3a9650391f4069b67cb67efde48a2e32214)
-#   schema/vocabularies.schema.json (sha256 a9c846bda6a8144ddfa6ba5dd250da0141ab3037c7935f40b28e0065557ea408).
+#   schema/vocabularies.schema.json (sha256 a572529a0496bddae6fc66910f6305f452859866bc55890912f510ee0f239c76).
 # Regenerate with `nox -s codegen` (or `python codegen/generate.py`).
 """Closed vocabularies, metadata key names and schema facts from tlnetron's JSON Schemas.
 
@@ -436,9 +436,9 @@ class CompanionRow:
     PASSES = "passes"
     """Rolled-node metric: how many passes the layer ran."""
     SHARE_OF_TIME = "share of time"
-    """Node metadata: this node's observed time as a percentage of the model's summed op time."""
+    """Module-call metadata: the call's inclusive observed time as a percentage of the model's summed op time."""
     SHARE_OF_FLOPS = "share of FLOPs"
-    """Node metadata: this node's estimated FLOPs as a percentage of the model's total estimate."""
+    """Module-call metadata: the call's inclusive estimated FLOPs as a percentage of the model's total estimate."""
     SUM_OBSERVED_US = "Σ observed µs"
     """Model metric: observed op wall times summed (not the forward's wall time)."""
     SUM_FLOPS_EST = "Σ FLOPs (est.)"
@@ -506,8 +506,8 @@ COMPANION_ROW_DOC: dict[str, str] = {
     "all-pass FLOPs": "Rolled-node metric: estimated FLOPs summed over passes.",
     "all-pass bytes": "Rolled-node metric: captured bytes summed over passes.",
     "passes": "Rolled-node metric: how many passes the layer ran.",
-    "share of time": "Node metadata: this node's observed time as a percentage of the model's summed op time.",
-    "share of FLOPs": "Node metadata: this node's estimated FLOPs as a percentage of the model's total estimate.",
+    "share of time": "Module-call metadata: the call's inclusive observed time as a percentage of the model's summed op time.",
+    "share of FLOPs": "Module-call metadata: the call's inclusive estimated FLOPs as a percentage of the model's total estimate.",
     "Σ observed µs": "Model metric: observed op wall times summed (not the forward's wall time).",
     "Σ FLOPs (est.)": "Model metric: estimated forward FLOPs summed over ops with an estimate.",
     "Σ captured bytes": "Model metric: captured output-tensor bytes summed over ops.",
