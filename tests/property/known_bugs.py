@@ -17,6 +17,15 @@ Fixed so far (their traces are ``@example``s in ``test_export_properties.py``):
 * ``zero_io_module_call`` -- a module call taking nothing from outside and giving nothing
   back (a call holding only a counter chain) became a node with no inputs and no outputs
   and failed ``onnx.checker`` (fixed in d2843aa: idle calls dissolve into their parent).
+
+Fixed, found by the oracle rather than by a refusal (``test_export_properties.py``):
+
+* ``module_view_totals_skip_buffers`` -- the model's captured-bytes total left buffer
+  bytes out in the module view but counted them in the op and rolled views (fixed in
+  9d8144e: totals over compute ops in every view).
+* ``nonfinite_fact_worded`` -- a NaN / infinite duration was worded ``nan ns observed wall
+  time`` in node and model metadata when no companion was written, and refused the whole
+  export when one was (fixed in 9d8144e: unknown or impossible facts are absent).
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ import contextlib
 import io
 import json
 import math
+import re
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -47,19 +48,27 @@ __all__ = [
     "SCHEMAS",
     "VALIDATORS",
     "WARNING_CODES",
+    "check_no_nonfinite_text",
     "check_outcome",
+    "companion_name",
     "check_success",
     "ir_literal",
     "files_of",
     "run_export",
     "run_public_export",
     "strict_json",
+    "vocabulary",
 ]
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_DIR = ROOT / "schema"
 ARTIFACT_NAME = "model.onnx.json"
 COMPANION_NAME = "model.onnx.attachment.json"
+
+
+def companion_name(artifact_name: str) -> str:
+    """``<stem>.attachment.json``: where the companion of ``artifact_name`` is written."""
+    return f"{Path(artifact_name).stem}.attachment.json"
 
 SCHEMAS: dict[str, dict[str, Any]] = {
     p.name.removesuffix(".schema.json"): json.loads(p.read_text(encoding="utf-8"))
@@ -74,12 +83,16 @@ VALIDATORS = {
 }
 
 
-def _vocabulary(name: str) -> frozenset[str]:
-    """Members of a closed vocabulary (written as ``enum``, or as ``oneOf`` of ``const``s)."""
+def vocabulary(name: str) -> tuple[str, ...]:
+    """Members of a closed vocabulary in schema order (``enum``, or ``oneOf`` of ``const``s)."""
     definition = SCHEMAS["vocabularies"]["definitions"][name]
     if "enum" in definition:
-        return frozenset(definition["enum"])
-    return frozenset(b["const"] for b in definition["oneOf"])
+        return tuple(definition["enum"])
+    return tuple(b["const"] for b in definition["oneOf"])
+
+
+def _vocabulary(name: str) -> frozenset[str]:
+    return frozenset(vocabulary(name))
 
 
 ERROR_CODES = _vocabulary("error_code")
@@ -90,6 +103,8 @@ _JSON_KEYS = frozenset(
     k for k, v in SCHEMAS["model-metadata"]["properties"].items() if v.get("x-tlnetron-encoding") == "json"
 )
 DOMAIN_MODULE = "ai.torchlens.module"
+# File names Netron hands to another format's reader first (reader contract, section 1).
+_SHADOWED = {"model.json", "manifest.json", "metadata.json", "serialized_exported_program.json"}
 DOMAIN_LOSSY = "ai.torchlens.lossy"
 
 # torch dtype name -> ONNX element type name, written from the ONNX enum (IR version 10),
@@ -140,6 +155,15 @@ class Outcome:
     warnings: list[warnings.WarningMessage]
     directory: Path
     options: dict[str, Any]
+    name: str = ARTIFACT_NAME
+
+    @property
+    def artifact(self) -> Path:
+        return self.directory / self.name
+
+    @property
+    def companion(self) -> Path:
+        return self.directory / companion_name(self.name)
 
 
 def run_export(ir: TraceIR, directory: Path, options: dict[str, Any]) -> Outcome:
@@ -155,15 +179,17 @@ def run_public_export(trace: Any, directory: Path, options: dict[str, Any]) -> O
 
 
 def _run(fn: Any, subject: Any, directory: Path, options: dict[str, Any]) -> Outcome:
+    """Run ``fn(subject, directory / name, **options)``; ``options["name"]`` is the file name."""
     directory.mkdir(parents=True, exist_ok=True)
     opts = {"depth": None, "attachment": None, **options}
+    name = opts.pop("name", ARTIFACT_NAME)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            result = fn(subject, directory / ARTIFACT_NAME, **opts)
+            result = fn(subject, directory / name, **opts)
         except TlnetronError as exc:
-            return Outcome(None, exc, list(caught), directory, opts)
-    return Outcome(result, None, list(caught), directory, opts)
+            return Outcome(None, exc, list(caught), directory, opts, name)
+    return Outcome(result, None, list(caught), directory, opts, name)
 
 
 def files_of(directory: Path) -> dict[str, bytes]:
@@ -197,10 +223,11 @@ def check_success(ir: TraceIR | None, outcome: Outcome) -> None:
     opts = outcome.options
     files = _files(outcome.directory)
     expect_companion = opts["attachment"] is not False
-    assert sorted(files) == sorted([ARTIFACT_NAME] + ([COMPANION_NAME] if expect_companion else [])), sorted(files)
-    text = files[ARTIFACT_NAME].decode("utf-8")
+    artifact_name, cname = outcome.name, companion_name(outcome.name)
+    assert sorted(files) == sorted([artifact_name] + ([cname] if expect_companion else [])), sorted(files)
+    text = files[artifact_name].decode("utf-8")
     assert text == result.artifact_json
-    assert result.artifact == outcome.directory / ARTIFACT_NAME
+    assert result.artifact == outcome.artifact
 
     # --- the artifact: strict JSON, camelCase keys only, strict protobuf parse ---------
     data = strict_json(text)
@@ -218,7 +245,7 @@ def check_success(ir: TraceIR | None, outcome: Outcome) -> None:
     # --- model metadata, validated with jsonschema -------------------------------------
     keys = [p.key for p in model.metadata_props]
     assert len(keys) == len(set(keys)), f"repeated metadata keys {keys}"
-    decoded = {p.key: (json.loads(p.value) if p.key in _JSON_KEYS else p.value) for p in model.metadata_props}
+    decoded = {p.key: (strict_json(p.value) if p.key in _JSON_KEYS else p.value) for p in model.metadata_props}
     errors = sorted(VALIDATORS["model-metadata"].iter_errors(decoded), key=lambda e: list(e.path))
     assert not errors, f"model metadata: {errors[0].message} at {list(errors[0].path)}"
     assert decoded["torchlens.granularity"] == opts["granularity"]
@@ -228,12 +255,16 @@ def check_success(ir: TraceIR | None, outcome: Outcome) -> None:
     assert set(result.warnings) <= WARNING_CODES
     emitted = {w.message.code for w in outcome.warnings if isinstance(w.message, TlnetronWarning)}
     assert emitted <= set(result.warnings)
+    shadowed = artifact_name.lower() in _SHADOWED or artifact_name.lower().endswith(".metadata.json")
+    assert ("netron_filename_shadowed" in emitted) == shadowed, f"{artifact_name!r}: {sorted(emitted)}"
     assert decoded.get("torchlens.warnings", []) == sorted(set(result.warnings))
     if ir is not None:
         assert decoded["torchlens.capture_outcome"] == ir.honesty.capture_status
         assert ("capture_incomplete" in emitted) == (ir.honesty.capture_status != "complete")
     if opts["granularity"] == "module" and opts.get("depth") is not None:
         assert decoded["torchlens.depth"] == opts["depth"]
+
+    check_no_nonfinite_text(model)
 
     # --- every tlnetron node's properties, validated with jsonschema -------------------
     shown_nodes: set[str] = set()
@@ -258,12 +289,14 @@ def check_success(ir: TraceIR | None, outcome: Outcome) -> None:
     if not expect_companion:
         assert result.companion is None and result.companion_json is None
         return
-    ctext = files[COMPANION_NAME].decode("utf-8")
+    assert result.companion == outcome.companion
+    ctext = files[cname].decode("utf-8")
     assert ctext == result.companion_json
     companion = strict_json(ctext)
     errors = list(VALIDATORS["companion"].iter_errors(companion))
     assert not errors, f"companion: {errors[0].message} at {list(errors[0].path)}"
     assert companion["signature"] == "netron:attachment"
+    assert {"kind": "model", "target": "", "name": CompanionRow.COMPANION_OF, "value": artifact_name} in companion["metadata"]
     functions = {f.name for f in model.functions}
     for section in ("metadata", "metrics"):
         seen: set[tuple[str, str, str]] = set()
@@ -278,9 +311,9 @@ def check_success(ir: TraceIR | None, outcome: Outcome) -> None:
                 assert target in functions | {""}, f"{section}[{i}] targets {target!r}"
             else:
                 raise AssertionError(f"{section}[{i}]: tlnetron writes no {kind} rows")
-            key = (kind, target, name)
-            assert key not in seen, f"{section}[{i}] repeats {key}"
-            seen.add(key)
+            row_key = (kind, target, name)
+            assert row_key not in seen, f"{section}[{i}] repeats {row_key}"
+            seen.add(row_key)
             _assert_finite(row["value"], f"{section}[{i}]")
     problems = list(companion_problems(companion, shown_in_model(parsed)))
     assert not problems, [p.line() for p in problems]
@@ -290,7 +323,7 @@ def check_success(ir: TraceIR | None, outcome: Outcome) -> None:
     # --- the command line agrees -----------------------------------------------------------
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-        code = cli.main(["validate", str(outcome.directory / ARTIFACT_NAME), "--attachment", str(outcome.directory / COMPANION_NAME)])
+        code = cli.main(["validate", str(outcome.artifact), "--attachment", str(outcome.companion)])
     assert code == cli.EXIT_OK, out.getvalue()
 
 
@@ -358,9 +391,12 @@ def expected_type(shape: tuple[Dim, ...] | None, dtype: str | None) -> Expected:
     """The ONNX type a traced value must carry, or None when it has no faithful one."""
     if shape is None or dtype is None or dtype not in _ONNX_ELEM:
         return None
-    if any(isinstance(d, bool) or not isinstance(d, int) or d < 0 for d in shape):
-        return None
-    return onnx.TensorProto.DataType.Value(_ONNX_ELEM[dtype]), tuple(shape)
+    dims: list[int] = []
+    for d in shape:
+        if isinstance(d, bool) or not isinstance(d, int) or d < 0:
+            return None
+        dims.append(d)
+    return onnx.TensorProto.DataType.Value(_ONNX_ELEM[dtype]), tuple(dims)
 
 
 Declared = tuple[int, tuple[int | None, ...]]
@@ -463,16 +499,40 @@ def _check_types(ir: TraceIR, model: onnx.ModelProto, opts: dict[str, Any]) -> N
 # --------------------------------------------------------------------------------------
 
 
-def _close(a: float, b: float) -> bool:
-    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-3)
+def _close(got: Any, want: float | int) -> bool:
+    """``got`` states ``want``: exactly for integers (past 2**53 as a digit string, so
+    Netron's doubles do not round it), to a nanosecond for microsecond durations."""
+    if isinstance(got, str):
+        assert isinstance(want, int) and abs(want) > 2**53, f"{got!r} is text but {want!r} is a safe number"
+        return got == str(want)
+    if isinstance(want, int) and not isinstance(want, bool):
+        return isinstance(got, int) and got == want
+    return math.isclose(got, want, rel_tol=1e-9, abs_tol=1e-3)
 
 
 def _attrs(node: onnx.NodeProto) -> dict[str, Any]:
     return {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
 
 
+def known(value: float | int | None) -> float | int | None:
+    """A fact as it may be stated: None, NaN, infinite or negative means unknown (absent)."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value if value >= 0 else None
+
+
+def _sum_known(values: list[float | int | None]) -> float | int | None:
+    facts = [v for v in map(known, values) if v is not None]
+    return sum(facts) if facts else None
+
+
 def _check_facts(ir: TraceIR, model: onnx.ModelProto, companion: dict[str, Any], opts: dict[str, Any]) -> None:
     """Node metrics state exactly the trace's facts; absent facts give no row (never 0).
+
+    A fact the trace does not know, or knows to be impossible (NaN, infinite, negative), is
+    absent; sums are over the known facts.
 
     Op view: every traced-op node's observed µs / FLOPs / captured bytes. Module view: each
     call's inclusive op count, FLOPs and µs over the compute ops drawn inside its body (nested
@@ -490,7 +550,7 @@ def _check_facts(ir: TraceIR, model: onnx.ModelProto, companion: dict[str, Any],
     def expect_rows(target: str, wanted: dict[str, float | int | None]) -> None:
         got = rows.get(target, {})
         for name, value in wanted.items():
-            if value is None or (isinstance(value, float) and not math.isfinite(value)):
+            if value is None:
                 assert name not in got, f"node {target!r}: a {name!r} row for an absent fact"
             else:
                 assert name in got, f"node {target!r}: no {name!r} row (the trace says {value})"
@@ -501,12 +561,13 @@ def _check_facts(ir: TraceIR, model: onnx.ModelProto, companion: dict[str, Any],
             op = by_name.get(node.name)
             if op is None or node.op_type in ("input", "output") or "\n" in node.name or "\r" in node.name:
                 continue
+            duration = known(op.duration_s)
             expect_rows(
                 node.name,
                 {
-                    CompanionRow.OBSERVED_US: None if op.duration_s is None else op.duration_s * 1e6,
-                    CompanionRow.ESTIMATED_FLOPS: op.flops,
-                    CompanionRow.CAPTURED_BYTES: op.nbytes,
+                    CompanionRow.OBSERVED_US: None if duration is None else duration * 1e6,
+                    CompanionRow.ESTIMATED_FLOPS: known(op.flops),
+                    CompanionRow.CAPTURED_BYTES: known(op.nbytes),
                 },
             )
     elif granularity == "module":
@@ -526,14 +587,13 @@ def _check_facts(ir: TraceIR, model: onnx.ModelProto, companion: dict[str, Any],
                 if node.domain != DOMAIN_MODULE or "\n" in node.name or "\r" in node.name:
                     continue
                 leaves = compute_leaves(node.overload)
-                durations = [op.duration_s for op in leaves if op.duration_s is not None]
-                flops = [op.flops for op in leaves if op.flops is not None]
+                duration = _sum_known([op.duration_s for op in leaves])
                 expect_rows(
                     node.name,
                     {
                         CompanionRow.INCLUSIVE_OPS: len(leaves) or None,
-                        CompanionRow.INCLUSIVE_FLOPS: sum(flops) if flops else None,
-                        CompanionRow.INCLUSIVE_US: sum(durations) * 1e6 if durations else None,
+                        CompanionRow.INCLUSIVE_FLOPS: _sum_known([op.flops for op in leaves]),
+                        CompanionRow.INCLUSIVE_US: None if duration is None else duration * 1e6,
                     },
                 )
     elif opts["show_buffers"] == "always":
@@ -544,19 +604,32 @@ def _check_facts(ir: TraceIR, model: onnx.ModelProto, companion: dict[str, Any],
             passes = layers.get(node.name)
             if not passes or node.op_type in ("input", "output") or "\n" in node.name or "\r" in node.name:
                 continue
-            flops = [op.flops for op in passes if op.flops is not None]
-            nbytes = [op.nbytes for op in passes if op.nbytes is not None]
             if len(passes) > 1:
                 expect_rows(
                     node.name,
                     {
                         CompanionRow.PASSES: len(passes),
-                        CompanionRow.ALL_PASS_FLOPS: sum(flops) if flops else None,
-                        CompanionRow.ALL_PASS_BYTES: sum(nbytes) if nbytes else None,
+                        CompanionRow.ALL_PASS_FLOPS: _sum_known([op.flops for op in passes]),
+                        CompanionRow.ALL_PASS_BYTES: _sum_known([op.nbytes for op in passes]),
                     },
                 )
             else:
-                expect_rows(node.name, {CompanionRow.ESTIMATED_FLOPS: passes[0].flops, CompanionRow.CAPTURED_BYTES: passes[0].nbytes})
+                expect_rows(node.name, {CompanionRow.ESTIMATED_FLOPS: known(passes[0].flops), CompanionRow.CAPTURED_BYTES: known(passes[0].nbytes)})
+
+
+_NONFINITE_TEXT = re.compile(r"^-?(nan|inf)\b")
+
+
+def check_no_nonfinite_text(model: onnx.ModelProto) -> None:
+    """No worded fact (node or model metadata) states NaN or infinity: an unknown fact is absent."""
+    for p in model.metadata_props:
+        if p.key.endswith("_total"):
+            assert not _NONFINITE_TEXT.match(p.value), f"model metadata {p.key}: {p.value!r}"
+    for where, body in _bodies(model):
+        for n in body.node:
+            for p in n.metadata_props:
+                if p.key != "input_names":
+                    assert not _NONFINITE_TEXT.match(p.value), f"{where} node {n.name!r}: {p.key} = {p.value!r}"
 
 
 # --------------------------------------------------------------------------------------
@@ -584,7 +657,7 @@ def _models(outcomes: dict[str, Outcome]) -> dict[str, onnx.ModelProto] | None:
         for g, o in outcomes.items()
         if o.result is not None
     }
-    return models if set(models) == {"op", "module", "rolled"} else None
+    return models if set(models) == set(vocabulary("granularity")) else None
 
 
 def check_views_agree(ir: TraceIR, outcomes: dict[str, Outcome]) -> None:

@@ -36,6 +36,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from oracle import vocabulary
 from tlnetron.ir import (
     ROLE_BUFFER,
     ROLE_INPUT,
@@ -48,8 +49,10 @@ from tlnetron.ir import (
 )
 
 __all__ = [
+    "BUFFER_POLICIES",
     "CAPTURE_STATUSES",
     "DTYPES",
+    "GRANULARITIES",
     "MAX_DEPTH",
     "MAX_OPS",
     "ODD_TEXT",
@@ -85,7 +88,9 @@ DTYPES = (
     "int4",
 )
 
-CAPTURE_STATUSES = ("complete", "halted", "aborted_nonfinite", "failed", "unattested", "unknown")
+CAPTURE_STATUSES = vocabulary("capture_status")
+GRANULARITIES = vocabulary("granularity")
+BUFFER_POLICIES = vocabulary("buffer_policy")
 
 ODD_TEXT = (
     " space",
@@ -131,9 +136,7 @@ def _rare(draw: st.DrawFn, one_in: int) -> bool:
     return draw(st.integers(0, one_in - 1)) == one_in - 1
 
 
-_random_text = st.text(
-    st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=6
-)
+_random_text = st.text(st.characters(codec="utf-8"), min_size=1, max_size=6)  # no lone surrogates
 
 
 def _odd(draw: st.DrawFn, base: str, *, newline: bool, one_in: int = 8, random_text: bool = True) -> str:
@@ -323,7 +326,8 @@ def _child_address(draw: st.DrawFn, ctx: _Ctx, address: str | None, stack: tuple
     earlier = [item[1] for item in plan if item[0] == "call"]
     choice = draw(st.integers(0, 9))
     if choice >= 7 and earlier:
-        return draw(st.sampled_from(earlier))  # the same submodule called again
+        again: str = draw(st.sampled_from(earlier))  # the same submodule called again
+        return again
     if choice == 6:
         shared = sorted(a for a in ctx.class_of if a not in stack and a != address)
         if shared:
@@ -344,7 +348,8 @@ def _draw_plan(draw: st.DrawFn, ctx: _Ctx, address: str | None, stack: tuple[str
     plan: list[tuple[Any, ...]] = []
     n = draw(st.integers(1, 6) if address is None else st.integers(0, 4))
     for _ in range(n):
-        if depth < MAX_DEPTH and len(ctx.calls) < MAX_CALLS and draw(st.integers(0, 2)) == 2:
+        call_odds = 2 if depth == 0 else 3  # one in two items at the root is a call, else one in three
+        if depth < MAX_DEPTH and len(ctx.calls) < MAX_CALLS and draw(st.integers(0, call_odds - 1)) == call_odds - 1:
             child = _child_address(draw, ctx, address, stack, plan)
             if child is not None:
                 plan.append(("call", child))
@@ -450,6 +455,7 @@ def trace_irs(
     nonfinite: bool = True,
     newline_names: bool = True,
     max_ops: int = MAX_OPS,
+    nonfinite_odds: int = 6,
 ) -> TraceIR:
     """A random, internally consistent :class:`~tlnetron.ir.TraceIR`.
 
@@ -458,8 +464,10 @@ def trace_irs(
         newline_names: allow line breaks in node names (Netron matches companion targets
             up to the first line break, so such traces may be refused).
         max_ops: upper bound on compute ops, buffers and chains together.
+        nonfinite_odds: with ``nonfinite``, one trace in this many may hold NaN / infinity.
     """
     n_inputs = draw(st.integers(1, 3))
+    nonfinite = nonfinite and _rare(draw, nonfinite_odds)  # a wrong reader let NaN through
     ctx = _Ctx(newline=newline_names, budget=draw(st.integers(1, max(1, max_ops - n_inputs - 1))))
     _walk(draw, ctx, None, (), (), 0)
     events = ctx.events
@@ -476,14 +484,14 @@ def trace_irs(
 
     # Shapes and dtypes: per layer, equal across passes or drifting.
     drift = {layer: draw(st.booleans()) for layer in n_passes if n_passes[layer] > 1}
-    layer_shape: dict[str, Any] = {}
+    layer_shape: dict[str, tuple[Any, str | None]] = {}
 
     def shape_dtype(e: _Event) -> tuple[Any, str | None]:
         if e.kind.startswith("chain"):
             return (), "int64"
         if e.layer in layer_shape and not drift.get(e.layer, False):
             return layer_shape[e.layer]
-        got = (draw(shapes()), draw(dtypes()))
+        got: tuple[Any, str | None] = (draw(shapes()), draw(dtypes()))
         layer_shape.setdefault(e.layer, got)
         return got
 
@@ -605,18 +613,29 @@ def trace_irs(
     )
 
 
-GRANULARITIES = ("op", "module", "rolled")
-BUFFER_POLICIES = ("never", "meaningful", "always")
+ARTIFACT_NAMES = (
+    "model.json",  # shadowed: Netron hands it to another reader (a warning)
+    "manifest.json",
+    "x.metadata.json",
+    "MODEL.ONNX.JSON",
+    "é 中 'q'.onnx.json",
+    "😀.json",
+    ".json",
+)
 
 
 @st.composite
 def export_options(draw: st.DrawFn) -> dict[str, Any]:
-    """Keyword options for ``export_ir``: granularity x show_buffers (x depth, attachment)."""
+    """Options for ``export_ir``: granularity x show_buffers (x depth, attachment, file name)."""
     granularity = draw(st.sampled_from(GRANULARITIES))
     depth = None
     if granularity == "module" and _rare(draw, 3):
         depth = draw(st.integers(1, MAX_DEPTH + 1))
+    name = "model.onnx.json"
+    if _rare(draw, 5):
+        name = draw(st.sampled_from(ARTIFACT_NAMES))
     return {
+        "name": name,
         "granularity": granularity,
         "show_buffers": draw(st.sampled_from(BUFFER_POLICIES)),
         "depth": depth,
@@ -667,8 +686,8 @@ def check_consistent(ir: TraceIR) -> None:
     # A call runs as one contiguous interval of the op sequence.
     spans: dict[str, list[int]] = {}
     for i, op in enumerate(ir.ops):
-        for c in op.module_calls:
-            spans.setdefault(c, []).append(i)
+        for call_label in op.module_calls:
+            spans.setdefault(call_label, []).append(i)
     for label, idx in spans.items():
         inside = [i for i in range(idx[0], idx[-1] + 1)]
         for i in inside:

@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 from known_bugs import export_sidestepping
 from oracle import ir_literal, run_export, strict_json
-from strategies import trace_irs
+from strategies import GRANULARITIES, trace_irs
 from tlnetron import cli
 from tlnetron.ir import Honesty, ModuleCallIR, OpIR, TraceIR
 from tlnetron.validation import Shown, companion_problems, shown_in_model
@@ -141,7 +141,7 @@ def _names_row(problems: list[Any], section: str, index: int) -> bool:
 
 def _context(model: onnx.ModelProto, shown: Shown, unknown: str) -> dict[str, Any]:
     graph_inputs = [v.name for v in model.graph.input if v.name not in shown.nodes]
-    return {"graph_input": graph_inputs[0] if graph_inputs else "input_1", "unknown": unknown}
+    return {"graph_input": graph_inputs[0] if graph_inputs else unknown, "unknown": unknown}
 
 
 # --- in-process, random traces ------------------------------------------------------------
@@ -149,7 +149,7 @@ def _context(model: onnx.ModelProto, shown: Shown, unknown: str) -> dict[str, An
 
 @given(
     ir=trace_irs(nonfinite=False, newline_names=False, max_ops=16),
-    granularity=st.sampled_from(("op", "module", "rolled")),
+    granularity=st.sampled_from(GRANULARITIES),
     mutation=st.sampled_from(sorted(MUTATIONS)),
     section=st.sampled_from(("metadata", "metrics")),
     pick=st.integers(0, 10**6),

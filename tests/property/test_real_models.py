@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 import torchlens
-from hypothesis import HealthCheck, given, note, settings
+from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
 from torch import nn
 from torchlens.errors import TorchLensWarning
@@ -60,6 +60,10 @@ class Leaf(nn.Module):
         super().__init__()
         self.kind = kind
         self.loops = loops
+        self.fc: nn.Module
+        self.conv: nn.Module
+        self.act: nn.Module
+        self.norm: nn.Module
         f = features
         if kind in ("linear", "residual", "twice", "loop"):
             self.fc = nn.Linear(f, f)
@@ -86,8 +90,8 @@ class Leaf(nn.Module):
         if k == "conv1d":
             return self.conv(x.unsqueeze(1)).squeeze(1)
         if k == "conv2d":
-            b, f = x.shape
-            return self.conv(x.reshape(b, 1, 2, f // 2)).reshape(b, f)
+            rows, cols = x.shape
+            return self.conv(x.reshape(rows, 1, 2, cols // 2)).reshape(rows, cols)
         if k in ("relu", "gelu"):
             return self.act(x)
         if k in ("layernorm", "batchnorm_train", "batchnorm_eval"):
@@ -95,11 +99,11 @@ class Leaf(nn.Module):
         if k == "residual":
             return x + self.fc(x)
         if k == "split":
-            a, b = torch.split(x, x.shape[1] // 2, dim=1)
-            return torch.cat([b, a], dim=1)
+            left, right = torch.split(x, x.shape[1] // 2, dim=1)
+            return torch.cat([right, left], dim=1)
         if k == "chunk":
-            a, b = x.chunk(2, dim=1)
-            return torch.cat([a * b, a + b], dim=1)
+            left, right = x.chunk(2, dim=1)
+            return torch.cat([left * right, left + right], dim=1)
         if k == "twice":
             return self.fc(self.fc(x))
         if k == "loop":
@@ -109,8 +113,8 @@ class Leaf(nn.Module):
         if k == "matmul":
             return x @ self.weight
         if k == "reshape_transpose":
-            b, f = x.shape
-            return x.reshape(f, b).transpose(0, 1).contiguous()
+            rows, cols = x.shape
+            return x.reshape(cols, rows).transpose(0, 1).contiguous()
         if k == "cast64":
             return (x.to(torch.float64) * 2.0).to(torch.float32)
         if k == "cast16":
@@ -153,11 +157,14 @@ class Program(nn.Module):
 Spec = Any  # a leaf (kind, loops) or ("group", [specs])
 
 leaf_specs = st.tuples(st.sampled_from(LEAVES), st.integers(1, 3))
-block_specs = st.recursive(
-    leaf_specs,
-    lambda inner: st.lists(inner, min_size=1, max_size=3).map(lambda kids: ("group", kids)),
-    max_leaves=6,
-)
+
+
+@st.composite
+def block_specs(draw: st.DrawFn, depth: int = 0) -> Spec:
+    """A leaf, or (up to two levels deep) a group of one to three blocks."""
+    if depth >= 2 or draw(st.integers(0, 3)) < 3:
+        return draw(leaf_specs)
+    return ("group", [draw(block_specs(depth + 1)) for _ in range(draw(st.integers(1, 3)))])
 
 
 def _build(spec: Spec, features: int) -> nn.Module:
@@ -170,7 +177,7 @@ def _build(spec: Spec, features: int) -> nn.Module:
 @st.composite
 def programs(draw: st.DrawFn) -> dict[str, Any]:
     return {
-        "blocks": draw(st.lists(block_specs, min_size=1, max_size=4)),
+        "blocks": draw(st.lists(block_specs(), min_size=1, max_size=4)),
         "features": draw(st.sampled_from((4, 6, 8))),
         "batch": draw(st.integers(2, 3)),  # BatchNorm in train mode needs more than one row
         "two_inputs": draw(st.booleans()),
@@ -200,6 +207,8 @@ def test_real_programs_export_in_every_view(program: dict[str, Any], show_buffer
     note(f"program: {program}")
     log = _trace(program)
     ir = read_trace(log)
+    event(f"passes > 1: {any(op.num_passes > 1 for op in ir.ops)}")
+    event(f"buffers: {any(op.role == 'buffer' for op in ir.ops)}")
     for granularity in GRANULARITIES:
         options = {"granularity": granularity, "show_buffers": show_buffers}
         with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
@@ -208,5 +217,7 @@ def test_real_programs_export_in_every_view(program: dict[str, Any], show_buffer
                 continue  # asserted in test_known_bugs.py
             assert first.error is None, f"{granularity}: a real trace was refused: {first.error}"
             check_outcome(ir, first)
+            if granularity == "module" and first.result is not None:
+                event(f"module view functions: {min(first.result.function_count, 4)}")
             second = run_public_export(log, Path(b), options)
             assert files_of(Path(a)) == files_of(Path(b)), f"{granularity}: the same trace gave different bytes"
