@@ -25,6 +25,7 @@ __all__ = [
     "op_facts",
     "op_node",
     "op_value",
+    "root_graph",
     "root_ranks",
 ]
 
@@ -240,6 +241,31 @@ def graph_io(
             g_outputs.append(PValue(op.name, ty, doc=f"model output {op.name}"))
             used.add(op.name)
     return tuple(g_inputs), in_nodes, out_nodes, tuple(g_outputs)
+
+
+def root_graph(
+    name: str,
+    nodes: list[PNode],
+    produced: dict[str, PValue],
+    inputs: list[OpIR],
+    outputs: list[OpIR],
+    input_values: dict[str, PValue],
+    doc: str = "",
+) -> PGraph:
+    """The root graph: the view's nodes between the model's inputs and outputs.
+
+    ``produced`` holds the values the nodes produce, in node order.
+    """
+    g_inputs, in_nodes, out_nodes, g_outputs = graph_io(inputs, outputs, produced, input_values)
+    out_names = {v.name for v in g_outputs}
+    return PGraph(
+        name=name,
+        nodes=(*in_nodes, *nodes, *out_nodes),
+        inputs=g_inputs,
+        outputs=g_outputs,
+        values=tuple(v for key, v in produced.items() if key not in out_names),
+        doc=doc,
+    )
 
 
 def root_ranks(graph: PGraph) -> int:

@@ -19,7 +19,7 @@ from ._generated.vocab import Granularity, NodeAttr, NodeRole
 from .buffers import BufferResult, apply_buffer_policy
 from .facts import Facts, bytes_text, duration_text, flops_text, sum_facts
 from .ir import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, ModuleCallIR, OpIR, TraceIR
-from .nodes import DOMAIN_MODULE, fact_metadata, graph_io, one_line, op_facts, op_node, op_value, root_ranks
+from .nodes import DOMAIN_MODULE, fact_metadata, one_line, op_facts, op_node, op_value, root_graph, root_ranks
 from .projection import PFunction, PGraph, PNode, PValue, Projection
 
 __all__ = ["TRIVIAL_OP_TYPES", "project_module"]
@@ -235,17 +235,13 @@ def project_module(ir: TraceIR, show_buffers: str, depth_arg: int | None) -> Pro
 
     root = bodies[None]
     nodes, vals = body_nodes(root)
-    produced = {v.name: v for v in vals}
-    input_values = {op.name: values[op.name] for op in inputs}
-    g_inputs, in_nodes, out_nodes, g_outputs = graph_io(inputs, outputs, produced, input_values)
-    nodes = [*in_nodes, *nodes, *out_nodes]
-    out_names = {v.name for v in g_outputs}
-    graph = PGraph(
-        name=ir.model_class,
-        nodes=tuple(nodes),
-        inputs=g_inputs,
-        outputs=g_outputs,
-        values=tuple(v for v in vals if v.name not in out_names),
+    graph = root_graph(
+        ir.model_class,
+        nodes,
+        {v.name: v for v in vals},
+        inputs,
+        outputs,
+        {op.name: values[op.name] for op in inputs},
         doc=_hidden_text(root.hidden_buffers, root.hidden_ops, "at the root"),
     )
     leaf_facts = [op_facts(op) for op in ops if op.role == ROLE_OP]

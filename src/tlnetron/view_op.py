@@ -10,8 +10,8 @@ from ._generated.vocab import Granularity, NodeRole
 from .buffers import apply_buffer_policy
 from .facts import sum_facts
 from .ir import ROLE_INPUT, ROLE_OUTPUT, TraceIR
-from .nodes import graph_io, op_node, op_value, root_ranks
-from .projection import PGraph, PNode, PValue, Projection
+from .nodes import op_node, op_value, root_graph, root_ranks
+from .projection import PNode, PValue, Projection
 
 __all__ = ["project_op"]
 
@@ -30,17 +30,7 @@ def project_op(ir: TraceIR, show_buffers: str) -> Projection:
         value = op_value(op)
         produced[op.name] = value
         nodes.append(op_node(op, op.parents, op.ports, typed=value.type is not None))
-    g_inputs, in_nodes, out_nodes, g_outputs = graph_io(inputs, outputs, produced, input_values)
-    nodes = [*in_nodes, *nodes, *out_nodes]
-    out_names = {v.name for v in g_outputs}
-    values = tuple(v for name, v in produced.items() if name not in out_names)
-    graph = PGraph(
-        name=ir.model_class,
-        nodes=tuple(nodes),
-        inputs=g_inputs,
-        outputs=g_outputs,
-        values=values,
-    )
+    graph = root_graph(ir.model_class, nodes, produced, inputs, outputs, input_values)
     return Projection(
         granularity=Granularity.OP,
         graph=graph,

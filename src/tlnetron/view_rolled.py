@@ -16,8 +16,8 @@ from ._generated.vocab import Granularity, NodeAttr, NodeRole
 from .buffers import apply_buffer_policy
 from .facts import sum_facts
 from .ir import ROLE_INPUT, ROLE_OUTPUT, OpIR, TraceIR
-from .nodes import fact_metadata, graph_io, op_facts, op_node, op_value, root_ranks
-from .projection import PGraph, PNode, PValue, Projection, loose_type, shape_text, tensor_type
+from .nodes import fact_metadata, op_facts, op_node, op_value, root_graph, root_ranks
+from .projection import PNode, PValue, Projection, loose_type, shape_text, tensor_type
 
 __all__ = ["project_rolled"]
 
@@ -121,19 +121,15 @@ def project_rolled(ir: TraceIR, show_buffers: str) -> Projection:
                 doc=node.doc.replace(f"TorchLens label: {layer}", f"TorchLens layer: {layer}, {n} pass(es)"),
             )
         )
-    produced = {n.name: values[n.name] for n in nodes}
-    input_values = {op.name: values[op.name] for op in inputs}
-    g_inputs, in_nodes, out_nodes, g_outputs = graph_io(inputs, outputs, produced, input_values)
-    nodes = [*in_nodes, *nodes, *out_nodes]
-    out_names = {v.name for v in g_outputs}
-    graph = PGraph(
-        name=ir.model_class,
-        nodes=tuple(nodes),
-        inputs=g_inputs,
-        outputs=g_outputs,
-        values=tuple(v for k, v in produced.items() if k not in out_names),
-    )
     leaf = [n.facts for n in nodes if n.role in (NodeRole.OP, NodeRole.LAYER)]
+    graph = root_graph(
+        ir.model_class,
+        nodes,
+        {n.name: values[n.name] for n in nodes},
+        inputs,
+        outputs,
+        {op.name: values[op.name] for op in inputs},
+    )
     return Projection(
         granularity=Granularity.ROLLED,
         graph=graph,
