@@ -205,20 +205,25 @@ def warm_torchlens() -> float:
 
 
 def src_fingerprint() -> dict[str, str]:
-    """Which tlnetron code was measured: the commit and a hash of src/ as it is on disk
-    (the work tree may hold uncommitted changes)."""
+    """Which tlnetron code was measured: where it was imported from, a hash of that package's
+    files, and the work tree's commit (the work tree may hold uncommitted changes; to measure a
+    fixed commit, extract it with ``git archive <commit> src | tar -x -C /tmp/snap`` and run
+    with ``PYTHONPATH=/tmp/snap/src``)."""
     import hashlib
     import subprocess
     from pathlib import Path
 
-    root = Path(__file__).resolve().parent.parent
+    import tlnetron
+
+    pkg = Path(tlnetron.__file__).resolve().parent
     h = hashlib.sha256()
-    for f in sorted((root / "src").rglob("*")):
+    for f in sorted(pkg.rglob("*")):
         if f.is_file() and f.suffix in (".py", ".json", ".js") and "__pycache__" not in f.parts:
-            h.update(str(f.relative_to(root)).encode())
+            h.update(str(f.relative_to(pkg)).encode())
             h.update(f.read_bytes())
+    root = Path(__file__).resolve().parent.parent
     try:
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10).stdout.strip()
     except Exception:
         head = "?"
-    return {"git_head": head, "src_sha256": h.hexdigest()[:16]}
+    return {"tlnetron_from": str(pkg), "package_sha256": h.hexdigest()[:16], "work_tree_head": head}

@@ -530,8 +530,15 @@ def _ms(s: float | None) -> str:
     return f"{s * 1000:.0f} ms" if s < 10 else f"{s:.1f} s"
 
 
+def _short_error(err: str) -> str:
+    """'[artifact_invalid] ... onnx.checker: Model contains 25000 local functions, exceeding...' -> a table cell."""
+    code = err.split("]", 1)[0].split("[")[-1] if "[" in err else "error"
+    text = err.split("onnx.checker:", 1)[1] if "onnx.checker:" in err else err
+    return f"REFUSED ({code}):{text.split('. ', 1)[0][:90]}"
+
+
 def synthetic_table(rows: list[dict[str, Any]], sizes: list[int]) -> str:
-    head = "| shape | view | " + " | ".join(f"~{n:,} ops: export / per op / peak MB" for n in sizes) + " | growth (largest / smallest, per op) |"
+    head = "| shape | view | " + " | ".join(f"~{n:,} ops: export / per op / peak MB" for n in sizes) + " | per-op growth (largest measured / smallest) |"
     lines = [head, "|---|---|" + "---:|" * len(sizes) + "---:|"]
     keys = sorted({(r["variant"], r["granularity"]) for r in rows}, key=lambda k: (VARIANTS.index(k[0]), GRANULARITIES.index(k[1])))
     for v, g in keys:
@@ -542,7 +549,7 @@ def synthetic_table(rows: list[dict[str, Any]], sizes: list[int]) -> str:
             if r is None:
                 cells.append("-")
             elif "error" in r:
-                cells.append(f"ERROR: {r['error'][:80]}")
+                cells.append(_short_error(r["error"]))
             else:
                 us = r["median_s"] / r["ops"] * 1e6
                 per_op.append(us)
@@ -587,7 +594,7 @@ def plot(rows: list[dict[str, Any]], torch_results: list[dict[str, Any]], out: P
         return "matplotlib is not installed: no plot (pip install matplotlib)"
     colors = {"chain": "tab:gray", "blocks": "tab:blue", "deep": "tab:green", "passes": "tab:purple"}
     styles = {"module": "-", "op": "--", "rolled": ":"}
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4.2), dpi=80)
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 5.0), dpi=80)
     for v in VARIANTS:
         for g in GRANULARITIES:
             pts = sorted((r["ops"], r["median_s"] / r["ops"] * 1e6, r["peak_delta_mb"]) for r in rows if r["variant"] == v and r["granularity"] == g and "error" not in r)
@@ -614,8 +621,13 @@ def plot(rows: list[dict[str, Any]], torch_results: list[dict[str, Any]], out: P
     ax2.set(xscale="log", yscale="log", xlabel="ops in the trace", ylabel="peak RSS growth during export (MB)", title="peak memory (VmHWM - RSS before export)")
     for ax in (ax1, ax2):
         ax.grid(True, which="both", alpha=0.3, lw=0.5)
-    ax1.legend(fontsize=6, ncol=2, loc="upper left")
-    fig.tight_layout()
+    fails = sorted({(r["ops_requested"], r["variant"]) for r in rows if "error" in r and r["granularity"] == "module"})
+    if fails:
+        ax1.annotate(f"module view refused at ~{fails[0][0]:,} ops\n({', '.join(v for _, v in fails)}: onnx.checker's\n10,000 local-function limit)",
+                     xy=(fails[0][0], 0.3), xycoords=("data", "axes fraction"), xytext=(-4, 0), textcoords="offset points", ha="right", va="center", fontsize=7, color="tab:red")
+    handles, labels = ax1.get_legend_handles_labels()
+    fig.legend(handles, labels, fontsize=7, ncol=4, loc="lower center", frameon=False)
+    fig.tight_layout(rect=(0, 0.15, 1, 1))
     fig.savefig(out, dpi=80)
     plt.close(fig)
     return None

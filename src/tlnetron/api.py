@@ -283,9 +283,15 @@ def _export_ir(
         remedy = (
             'use the module view (granularity="module", the default) to fold modules into drill-down boxes'
             if granularity != Granularity.MODULE
-            else f"pass depth={(projection.depth or 1)} or lower, or inspect a sub-module's trace"
+            else (
+                f"pass a lower depth= (this view groups at depth {projection.depth}) to fold more into boxes"
+                if (projection.depth or 1) > 1
+                else "trace a sub-module on its own; at depth 1 the top-level modules already fold what they can"
+            )
         )
         messages.append((WarningCode.LEGIBILITY_BUDGET_EXCEEDED, f"the root graph is {projection.root_ranks} boxes deep, past the ~{LEGIBILITY_BUDGET}-rank budget Netron draws legibly (it will render as a tall rope). Remedy: {remedy}."))
+    if projection.inlined_calls:
+        messages.append((WarningCode.FUNCTION_LIMIT_INLINED, f"{projection.inlined_calls} module calls are drawn inline (the deepest levels first): the ONNX checker allows at most 10,000 functions. Remedy: export a sub-module's trace, or pass a larger depth= so fewer calls nest."))
     untyped_dtypes = sorted({op.dtype for op in ir.ops if op.dtype is not None and _no_elem(op.dtype)})
     if untyped_dtypes:
         messages.append((WarningCode.DTYPE_NOT_REPRESENTABLE, f"dtypes with no ONNX element type ({', '.join(untyped_dtypes)}): their edges carry no shape; each producer says why in its untyped_output attribute."))

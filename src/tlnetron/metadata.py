@@ -72,6 +72,8 @@ def model_metadata(
         meta[MetaKey.DEPTH] = projection.depth
     if projection.depth_reason:
         meta[MetaKey.DEPTH_REASON] = projection.depth_reason
+    if projection.inlined_calls:
+        meta[MetaKey.INLINED_CALL_COUNT] = projection.inlined_calls
     if warnings:
         meta[MetaKey.WARNINGS] = sorted(set(warnings))
     t = projection.totals

@@ -190,6 +190,7 @@ class Projection:
     functions: tuple[PFunction, ...] = ()
     depth: int | None = None
     depth_reason: str | None = None
+    inlined_calls: int = 0
     show_buffers: str = "meaningful"
     hidden_buffers: int = 0
     hidden_ops: int = 0

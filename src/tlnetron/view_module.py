@@ -29,6 +29,24 @@ TRIVIAL_OP_TYPES = frozenset(
 )
 """Ops that do not make a root graph a diagram on their own (issue: wrapped models)."""
 
+MAX_FUNCTIONS = 10_000
+"""onnx.checker refuses a model with more local functions than this."""
+
+
+def _cap_functions(kept_calls: set[str], depth: dict[str, int]) -> int:
+    """Inline whole depth levels, deepest first, until the calls fit the checker's limit.
+
+    Returns how many calls were inlined (the drawing stays uniform per level).
+    """
+    inlined = 0
+    for level in sorted({depth[c] for c in kept_calls}, reverse=True):
+        if len(kept_calls) <= MAX_FUNCTIONS:
+            break
+        gone = {c for c in kept_calls if depth[c] == level}
+        kept_calls -= gone
+        inlined += len(gone)
+    return inlined
+
 
 @dataclass
 class _Body:
@@ -180,6 +198,7 @@ def project_module(ir: TraceIR, show_buffers: str, depth_arg: int | None) -> Pro
         d, reason = depth_arg, None
 
     kept_calls = {c for c in by_label if depth.get(c, 0) >= d and counts.get(c, 0) >= 2}
+    inlined = _cap_functions(kept_calls, depth)
     while True:
         bodies, position, inputs, outputs = _traverse(ops, kept_calls, by_label, kept.hidden_by_call)
         # A call that takes nothing from outside and gives nothing back (e.g. one holding only
@@ -251,6 +270,7 @@ def project_module(ir: TraceIR, show_buffers: str, depth_arg: int | None) -> Pro
         functions=tuple(functions),
         depth=d,
         depth_reason=reason,
+        inlined_calls=inlined,
         show_buffers=show_buffers,
         hidden_buffers=kept.hidden_buffers,
         hidden_ops=kept.hidden_ops,
