@@ -11,7 +11,7 @@ import contextlib
 import gc
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -220,7 +220,7 @@ def _shown(projection: Projection) -> Shown:
 
 
 @contextlib.contextmanager
-def _gc_paused() -> Any:
+def _gc_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector while exporting.
 
     An export allocates many short-lived, acyclic objects; on a process holding a large
@@ -237,6 +237,7 @@ def _gc_paused() -> Any:
             gc.enable()
 
 
+@_gc_paused()
 def export_ir(
     ir: TraceIR,
     path: Path | None,
@@ -250,25 +251,6 @@ def export_ir(
     progress: Progress | None = None,
 ) -> ExportResult:
     """Export an already-read IR (options already checked). Used by :func:`export` and tests."""
-    with _gc_paused():
-        return _export_ir(
-            ir, path, granularity=granularity, depth=depth, show_buffers=show_buffers,
-            attachment=attachment, baseline=baseline, diff=diff, progress=progress,
-        )
-
-
-def _export_ir(
-    ir: TraceIR,
-    path: Path | None,
-    *,
-    granularity: str,
-    depth: int | None,
-    show_buffers: str,
-    attachment: bool | None,
-    baseline: tuple[str, str | dict[str, Any]] | None,
-    diff: Any,
-    progress: Progress | None,
-) -> ExportResult:
     t0 = time.perf_counter()
     step = progress or (lambda stage, done, total: None)
     step("project", 0, 5)

@@ -1,0 +1,42 @@
+"""The export pauses the cyclic garbage collector and always restores it (success or refusal)."""
+
+from __future__ import annotations
+
+import gc
+from pathlib import Path
+
+import pytest
+
+import tlnetron
+import tlnetron.api
+from zoo import ZooTrace
+
+
+def test_gc_is_paused_during_the_export_and_restored(zoo_trace: ZooTrace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[bool] = []
+    real = tlnetron.api.check_onnx
+
+    def spy(model: object) -> str | None:
+        seen.append(gc.isenabled())
+        return real(model)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(tlnetron.api, "check_onnx", spy)
+    assert gc.isenabled()
+    tlnetron.export(zoo_trace("loop"), tmp_path / "m.onnx.json", granularity="op")
+    assert seen == [False]
+    assert gc.isenabled()
+
+
+def test_gc_is_restored_after_a_refusal(zoo_trace: ZooTrace, tmp_path: Path) -> None:
+    with pytest.raises(tlnetron.TlnetronError):
+        tlnetron.export(zoo_trace("loop"), tmp_path / "m.onnx.json", baseline=5)
+    assert gc.isenabled()
+
+
+def test_a_disabled_gc_stays_disabled(zoo_trace: ZooTrace, tmp_path: Path) -> None:
+    gc.disable()
+    try:
+        tlnetron.export(zoo_trace("loop"), tmp_path / "m.onnx.json", granularity="op")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
