@@ -72,6 +72,14 @@ def project_rolled(ir: TraceIR, show_buffers: str) -> Projection:
             inputs.append(replace(head, name=layer))
             values[layer] = op_value(replace(head, name=layer))
             continue
+        if len(ops) == 1 and head.role != ROLE_OUTPUT and head.name == layer:
+            # A single-pass layer is its one op: the op view's node, parents named by layer
+            # (a single pass has no feedback, since every parent ran before it).
+            value = op_value(head)
+            values[layer] = value
+            parents = tuple(layer_of.get(p, p) for p in head.parents)
+            nodes.append(op_node(head, parents, head.ports, typed=value.type is not None))
+            continue
         drawn: dict[str, str] = {}
         feedback: dict[str, list[int]] = {}
         for op in ops:
