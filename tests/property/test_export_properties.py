@@ -30,16 +30,15 @@ from oracle import (
     ERROR_CODES,
     Outcome,
     check_outcome,
-    check_view_totals_agree,
-    check_views_agree,
     companion_name,
     files_of,
     ir_literal,
     run_export,
 )
-from strategies import BUFFER_POLICIES, GRANULARITIES, check_consistent, export_options, trace_irs
+from semantics import check_view_totals_agree, check_views_agree
+from strategies import BUFFER_POLICIES, GRANULARITIES, export_options, trace_irs
 from tlnetron import TlnetronWarning
-from tlnetron.ir import Honesty, ModuleCallIR, OpIR, TraceIR
+from tlnetron.ir import ROLE_INPUT, ROLE_OUTPUT, Honesty, ModuleCallIR, OpIR, TraceIR
 
 
 def _op(name: str, op_type: str, parents: tuple[str, ...] = (), **kw: object) -> OpIR:
@@ -271,10 +270,61 @@ def test_clean_trace_exports_in_every_view(ir: TraceIR, show_buffers: str) -> No
     check_view_totals_agree(outcomes)
 
 
+def _check_consistent(ir: TraceIR) -> None:
+    """Assert the invariants the strategy promises (used by a self-test)."""
+    names = [op.name for op in ir.ops]
+    assert len(set(names)) == len(names), "node names are unique"
+    position = {n: i for i, n in enumerate(names)}
+    roles = [op.role for op in ir.ops]
+    first_other = next(i for i, r in enumerate(roles) if r != ROLE_INPUT)
+    assert all(r == ROLE_INPUT for r in roles[:first_other])
+    assert ROLE_INPUT not in roles[first_other:]
+    first_out = roles.index(ROLE_OUTPUT)
+    assert all(r == ROLE_OUTPUT for r in roles[first_out:])
+    by_label = {c.label: c for c in ir.calls}
+    assert len(by_label) == len(ir.calls), "call labels are unique"
+    per_address: dict[str, list[int]] = {}
+    for c in ir.calls:
+        assert c.label == f"{c.address}:{c.call_index}"
+        per_address.setdefault(c.address, []).append(c.call_index)
+        if c.parent is not None:
+            assert c.parent in by_label and list(by_label).index(c.parent) < list(by_label).index(c.label)
+    for idx in per_address.values():
+        assert idx == list(range(1, len(idx) + 1))
+    layers: dict[str, list[OpIR]] = {}
+    for op in ir.ops:
+        assert len(op.parents) == len(op.ports)
+        for p in op.parents:
+            assert position[p] < position[op.name], "parents come first"
+        if op.role == ROLE_OUTPUT:
+            assert len(op.parents) == 1
+        if op.module_calls:
+            chain = [by_label[c] for c in op.module_calls]
+            assert chain[0].parent is None
+            for outer, inner in zip(chain, chain[1:]):
+                assert inner.parent == outer.label
+        layers.setdefault(op.layer, []).append(op)
+    for layer, passes in layers.items():
+        assert [op.pass_index for op in passes] == list(range(1, len(passes) + 1))
+        assert {op.num_passes for op in passes} == {len(passes)}
+        assert len({op.op_type for op in passes}) == 1
+        for op in passes:
+            assert op.name == (layer if len(passes) == 1 else f"{layer}:{op.pass_index}")
+    # A call runs as one contiguous interval of the op sequence.
+    spans: dict[str, list[int]] = {}
+    for i, op in enumerate(ir.ops):
+        for call_label in op.module_calls:
+            spans.setdefault(call_label, []).append(i)
+    for label, idx in spans.items():
+        inside = [i for i in range(idx[0], idx[-1] + 1)]
+        for i in inside:
+            assert label in ir.ops[i].module_calls, f"call {label} is not contiguous"
+
+
 @given(ir=trace_irs())
 def test_strategy_draws_consistent_traces(ir: TraceIR) -> None:
     """The strategy keeps its promises (topological order, contiguous calls, passes)."""
-    check_consistent(ir)
+    _check_consistent(ir)
 
 
 @given(ir=trace_irs(max_ops=12), options=export_options(), stale=st.sampled_from(("artifact", "both")))

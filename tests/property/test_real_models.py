@@ -3,7 +3,8 @@
 Each example composes a model from a menu of blocks (Linear, Conv1d / Conv2d, ReLU / GELU,
 LayerNorm, BatchNorm1d in train or eval mode, a residual add, split / chunk, a submodule
 called twice, a Python loop over one submodule, matmul, reshape / transpose, casts through
-float64 / float16, nested groups), traces it with ``torchlens.trace`` (two inputs passed as
+float64 / float16, in-place ops, an identity, a recurrent cell, nested groups; outputs as
+one tensor, a tuple passing an input through, or a dict), traces it with ``torchlens.trace`` (two inputs passed as
 one tuple), and exports it with ``tlnetron.export`` at every granularity. Every export must
 succeed and pass the oracle (``oracle.py``); exporting twice gives the same bytes.
 
@@ -50,6 +51,9 @@ LEAVES = (
     "reshape_transpose",
     "cast64",
     "cast16",
+    "inplace",
+    "identity",
+    "recurrent",
 )
 
 
@@ -65,8 +69,10 @@ class Leaf(nn.Module):
         self.act: nn.Module
         self.norm: nn.Module
         f = features
-        if kind in ("linear", "residual", "twice", "loop"):
+        if kind in ("linear", "residual", "twice", "loop", "inplace"):
             self.fc = nn.Linear(f, f)
+        elif kind == "recurrent":
+            self.fc = nn.Linear(2 * f, f)
         elif kind == "conv1d":
             self.conv = nn.Conv1d(1, 1, 3, padding=1)
         elif kind == "conv2d":
@@ -119,6 +125,18 @@ class Leaf(nn.Module):
             return (x.to(torch.float64) * 2.0).to(torch.float32)
         if k == "cast16":
             return (x.to(torch.float16) + 1.0).to(torch.float32)
+        if k == "inplace":
+            y = self.fc(x)
+            y.relu_()
+            y += 1.0
+            return y
+        if k == "identity":
+            return x
+        if k == "recurrent":  # an RNN-style cell: the hidden state feeds back each step
+            h = torch.zeros_like(x)
+            for _ in range(self.loops):
+                h = torch.tanh(self.fc(torch.cat([x, h], dim=1)))
+            return h
         raise AssertionError(k)
 
 
@@ -136,21 +154,25 @@ class Group(nn.Module):
 
 
 class Program(nn.Module):
-    """The model: blocks in order, the second input added at one point, one or two outputs."""
+    """The model: blocks in order, the second input added at one point; returns a tensor, a
+    tuple (with a reduction and an input passed through), or a dict."""
 
-    def __init__(self, blocks: list[nn.Module], add_y_at: int | None, two_outputs: bool) -> None:
+    def __init__(self, blocks: list[nn.Module], add_y_at: int | None, outputs: str) -> None:
         super().__init__()
         self.blocks = nn.ModuleList(blocks)
         self.add_y_at = add_y_at
-        self.two_outputs = two_outputs
+        self.outputs = outputs
 
     def forward(self, x: torch.Tensor, y: torch.Tensor | None = None) -> Any:
+        x0 = x
         for i, b in enumerate(self.blocks):
             if y is not None and i == self.add_y_at:
                 x = x + y
             x = b(x)
-        if self.two_outputs:
-            return x, x.sum(dim=1)
+        if self.outputs == "tuple":
+            return x, x.sum(dim=1), x0
+        if self.outputs == "dict":
+            return {"out": x, "pair": (x, x * 2)}
         return x
 
 
@@ -182,7 +204,7 @@ def programs(draw: st.DrawFn) -> dict[str, Any]:
         "batch": draw(st.integers(2, 3)),  # BatchNorm in train mode needs more than one row
         "two_inputs": draw(st.booleans()),
         "add_y_at": draw(st.integers(0, 3)),
-        "two_outputs": draw(st.booleans()),
+        "outputs": draw(st.sampled_from(("tensor", "tuple", "dict"))),
         "eval_mode": draw(st.booleans()),
         "seed": draw(st.integers(0, 2**16)),
     }
@@ -191,7 +213,7 @@ def programs(draw: st.DrawFn) -> dict[str, Any]:
 def _trace(p: dict[str, Any]) -> torchlens.Trace:
     torch.manual_seed(p["seed"])
     blocks = [_build(s, p["features"]) for s in p["blocks"]]
-    model = Program(blocks, p["add_y_at"] if p["two_inputs"] else None, p["two_outputs"])
+    model = Program(blocks, p["add_y_at"] if p["two_inputs"] else None, p["outputs"])
     if p["eval_mode"]:
         model.eval()
     x = torch.randn(p["batch"], p["features"])
