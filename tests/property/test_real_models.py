@@ -241,5 +241,5 @@ def test_real_programs_export_in_every_view(program: dict[str, Any], show_buffer
             check_outcome(ir, first)
             if granularity == "module" and first.result is not None:
                 event(f"module view functions: {min(first.result.function_count, 4)}")
-            second = run_public_export(log, Path(b), options)
+            run_public_export(log, Path(b), options)
             assert files_of(Path(a)) == files_of(Path(b)), f"{granularity}: the same trace gave different bytes"
