@@ -36,6 +36,7 @@ from typing import Any
 import pytest
 
 import tlnetron
+from tlnetron._generated.vocab import MetaKey
 from netron_driver import ErrorDialogError, NetronPage
 
 pytestmark = pytest.mark.e2e
@@ -45,14 +46,14 @@ GRANULARITIES = ["module", "op", "rolled"]
 DRILL_MODELS = {"demo", "gpt2", "bert"}
 LABEL_CAP = 16  # UTF-16 code units; longer labels are not drawn (reader contract §4)
 HONESTY_KEYS = (
-    "torchlens.capture_outcome",
-    "torchlens.granularity",
-    "torchlens.show_buffers",
-    "torchlens.hidden_buffer_count",
-    "torchlens.hidden_op_count",
-    "torchlens.node_count",
-    "torchlens.edge_count",
-    "torchlens.function_count",
+    MetaKey.CAPTURE_OUTCOME,
+    MetaKey.GRANULARITY,
+    MetaKey.SHOW_BUFFERS,
+    MetaKey.HIDDEN_BUFFER_COUNT,
+    MetaKey.HIDDEN_OP_COUNT,
+    MetaKey.NODE_COUNT,
+    MetaKey.EDGE_COUNT,
+    MetaKey.FUNCTION_COUNT,
 )
 RENDER_TIMES_JSON = Path("/tmp/tlnetron-e2e-render-times.json")
 
