@@ -280,7 +280,7 @@ def export_ir(
     if ir.honesty.capture_status != "complete":
         messages.append((WarningCode.CAPTURE_INCOMPLETE, f"the capture outcome is {ir.honesty.capture_status!r}: the artifact draws only what was captured (torchlens.capture_outcome says so)."))
     if path is not None and (path.name.lower() in _SHADOWED or path.name.lower().endswith(".metadata.json")):
-        messages.append((WarningCode.NETRON_FILENAME_SHADOWED, f"Netron hands a file named {path.name!r} to another format's reader first. Remedy: name it {path.stem}.onnx.json."))
+        messages.append((WarningCode.NETRON_FILENAME_SHADOWED, f"Netron offers a file named {path.name!r} to other formats' readers first (Netron 9.3.3 still opens tlnetron's as ONNX; other versions may not). Remedy: name it {path.stem}.onnx.json."))
     codes.extend(c for c, _ in messages)
     counts = _counts(projection)
     step("metadata", 1, 5)
