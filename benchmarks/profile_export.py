@@ -3,7 +3,7 @@
 Two looks at the same calls:
 
 1. Stage timings without a profiler: the pipeline steps ``tlnetron.api`` calls
-   (read_trace, _project, build_model, check_onnx, to_json, build_companion, ...) are
+   (read_trace, _project, build_model, check_onnx, dumps, build_companion, ...) are
    wrapped in place (in the ``tlnetron.api`` namespace only, for this process) with
    timers that attribute *exclusive* time (a stage nested in another is not counted
    twice), median over ``--reps`` exports. "other" = the export's total minus the stages.
@@ -50,12 +50,12 @@ STAGES: list[tuple[str, tuple[str, ...]]] = [
     ("count nodes/edges (_counts)", ("_counts",)),
     ("model metadata (model_metadata, encode_metadata)", ("model_metadata", "encode_metadata")),
     ("schema validation (metadata + every node)", ("validate", "_validate_nodes")),
-    ("build protos (onnx_build.build_model)", ("build_model",)),
+    ("build protos and their JSON form (onnx_build.build_model)", ("build_model",)),
     ("onnx.checker full_check (check_onnx)", ("check_onnx",)),
-    ("serialize artifact (serialize.to_json)", ("to_json",)),
+    ("encode artifact JSON (serialize.dumps)", ("dumps",)),
     ("companion build (build_companion)", ("build_companion",)),
     ("companion validation (companion_problems, _shown)", ("companion_problems", "_shown")),
-    ("companion serialization (companion_json / json.dumps)", ("companion_json", "json.dumps")),
+    ("companion serialization (companion_json)", ("companion_json",)),
     ("write files + fsync (write_atomically)", ("write_atomically",)),
 ]
 

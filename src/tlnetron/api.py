@@ -22,7 +22,7 @@ from .errors import TlnetronError, warn
 from .ir import TraceIR
 from .metadata import encode_metadata, model_metadata
 from .onnx_build import DISCLAIMER, build_model
-from .projection import PGraph, Projection
+from .projection import ELEM_TYPES, PGraph, Projection
 from .reader import read_trace
 from .schemas import SchemaViolation, validate
 from .serialize import dumps
@@ -274,7 +274,7 @@ def export_ir(
         messages.append((WarningCode.LEGIBILITY_BUDGET_EXCEEDED, f"the root graph is {projection.root_ranks} boxes deep, past the ~{LEGIBILITY_BUDGET}-rank budget Netron draws legibly (it will render as a tall rope). Remedy: {remedy}."))
     if projection.inlined_calls:
         messages.append((WarningCode.FUNCTION_LIMIT_INLINED, f"{projection.inlined_calls} module calls are drawn inline (the deepest levels first): the ONNX checker allows at most 10,000 functions. Remedy: export a sub-module's trace, or pass a larger depth= so fewer calls nest."))
-    untyped_dtypes = sorted({op.dtype for op in ir.ops if op.dtype is not None and _no_elem(op.dtype)})
+    untyped_dtypes = sorted({op.dtype for op in ir.ops if op.dtype is not None and op.dtype not in ELEM_TYPES})
     if untyped_dtypes:
         messages.append((WarningCode.DTYPE_NOT_REPRESENTABLE, f"dtypes with no ONNX element type ({', '.join(untyped_dtypes)}): their edges carry no shape; each producer says why in its untyped_output attribute."))
     if ir.honesty.capture_status != "complete":
@@ -343,12 +343,6 @@ def export_ir(
         artifact_json=artifact_text,
         companion_json=companion_text,
     )
-
-
-def _no_elem(dtype: str) -> bool:
-    from .projection import ELEM_TYPES
-
-    return dtype not in ELEM_TYPES
 
 
 def export(
