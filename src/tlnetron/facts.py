@@ -8,7 +8,7 @@ Every worded fact is one line of text with its unit, because Netron shows a comp
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ._records import record
 
 __all__ = [
     "Facts",
@@ -21,7 +21,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Facts:
     """Numeric facts of one exported node (None = does not apply / unknown).
 

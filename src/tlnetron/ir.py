@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ._records import record
+
 __all__ = [
     "DiffRow",
     "DiffIR",
@@ -31,7 +33,7 @@ Dim = int | str
 """A dimension: an int, or a string when it is not one number (e.g. ``'1..4'`` in a rolled layer)."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class OpIR:
     """One executed op (one pass), or an input / output / buffer pseudo-op.
 
@@ -65,7 +67,7 @@ class OpIR:
     location: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ModuleCallIR:
     """One call of an ``nn.Module``: ``label`` is TorchLens' ``'<address>:<call>'``."""
 

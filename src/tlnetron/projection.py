@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ._records import record
 from .facts import Facts
 from .ir import Dim
 
@@ -54,7 +55,7 @@ ELEM_TYPES: dict[str, int] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class TensorType:
     """A value's element type and shape; a None dim is unknown, elem_type 0 is UNDEFINED.
 
@@ -118,7 +119,7 @@ def shape_text(shape: tuple[Dim, ...] | None) -> str:
     return "[" + ", ".join(str(d) for d in shape) + "]"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PValue:
     """A named value (an edge); ``type`` None means untyped (disclosed on its producer).
 
@@ -136,7 +137,7 @@ class PValue:
         return self.type if self.type is not None else self.loose
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PNode:
     """One node Netron draws.
 

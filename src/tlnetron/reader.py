@@ -58,6 +58,8 @@ def _dtype_name(dtype: Any) -> str | None:
 def _shape(shape: Any) -> tuple[Dim, ...] | None:
     if shape is None:
         return None
+    if type(shape) is tuple and all(type(d) is int for d in shape):
+        return shape  # the common case: already a tuple of plain ints
     try:
         dims = tuple(shape)
     except TypeError:
@@ -96,19 +98,29 @@ def _count(value: Any) -> int | None:
     return int(round(f))
 
 
+def _position_key(pos: Any) -> tuple[Any, ...]:
+    return pos if isinstance(pos, tuple) else (pos,)
+
+
 def _port_names(arg_positions: Any, parents_raw: tuple[str, ...]) -> dict[str, list[str]]:
     """Map each raw parent reference to the argument slots it fills, in order."""
     slots: dict[str, list[str]] = {}
     if not isinstance(arg_positions, dict):
         return slots
     args = arg_positions.get("args") or {}
-    for pos in sorted(args, key=lambda p: p if isinstance(p, tuple) else (p,)):
-        ref = args[pos]
-        if isinstance(pos, tuple):
-            name = f"arg{pos[0]}" + "".join(f"[{p}]" for p in pos[1:])
-        else:
-            name = f"arg{pos}"
-        slots.setdefault(str(ref), []).append(name)
+    if args:
+        positions = list(args)
+        if len(positions) > 1:
+            positions.sort(key=_position_key)
+        for pos in positions:
+            ref = args[pos]
+            if type(pos) is int:
+                name = f"arg{pos}"
+            elif isinstance(pos, tuple):
+                name = f"arg{pos[0]}" + "".join(f"[{p}]" for p in pos[1:])
+            else:
+                name = f"arg{pos}"
+            slots.setdefault(str(ref), []).append(name)
     kwargs = arg_positions.get("kwargs") or {}
     for key, ref in kwargs.items():
         if isinstance(key, tuple):
@@ -119,27 +131,54 @@ def _port_names(arg_positions: Any, parents_raw: tuple[str, ...]) -> dict[str, l
     return slots
 
 
-def _location(code_context: Any) -> str | None:
-    """The innermost model frame (the caller of trace() is last; torch frames skipped)."""
-    if not code_context:
-        return None
-    frames = list(code_context)
-    candidates = frames[:-1] or frames
-    frame = candidates[-1]
-    for f in reversed(candidates):
-        if "/torch/" not in str(getattr(f, "file", "") or ""):
-            frame = f
-            break
-    where = getattr(frame, "file", None)
-    if not where:
-        return None
-    return f"{str(where).rsplit('/', 1)[-1]}:{getattr(frame, 'line_number', '?')} in {getattr(frame, 'func_qualname', None) or getattr(frame, 'func_name', '?')}"
+def _pass_from_label(label: str, op: Any) -> int:
+    """The pass index: the ``:N`` suffix every op label carries (read from the op if absent)."""
+    _head, sep, tail = label.rpartition(":")
+    if sep and tail.isdigit():
+        return int(tail)
+    return int(op.pass_index or 1)
 
 
-def _buffer_access(op: Any) -> str | None:
+class _Locations:
+    """``_location`` for one read, memoised per frame object (TorchLens shares them)."""
+
+    __slots__ = ("_frames",)
+
+    def __init__(self) -> None:
+        # id -> (frame, is torch's own frame, worded location); the frame is kept so its id
+        # cannot be reused while this read runs.
+        self._frames: dict[int, tuple[Any, bool, str | None]] = {}
+
+    def _frame(self, frame: Any) -> tuple[Any, bool, str | None]:
+        known = self._frames.get(id(frame))
+        if known is None:
+            where = getattr(frame, "file", None)
+            is_torch = "/torch/" in str(where or "")
+            text = None
+            if where:
+                func = getattr(frame, "func_qualname", None) or getattr(frame, "func_name", "?")
+                text = f"{str(where).rsplit('/', 1)[-1]}:{getattr(frame, 'line_number', '?')} in {func}"
+            known = self._frames[id(frame)] = (frame, is_torch, text)
+        return known
+
+    def __call__(self, code_context: Any) -> str | None:
+        """The innermost model frame (the caller of trace() is last; torch frames skipped)."""
+        if not code_context:
+            return None
+        frames = list(code_context)
+        candidates = frames[:-1] or frames
+        chosen = candidates[-1]
+        for f in reversed(candidates):
+            if not self._frame(f)[1]:
+                chosen = f
+                break
+        return self._frame(chosen)[2]
+
+
+def _buffer_access(op: Any, parents: tuple[str, ...]) -> str | None:
     kind = getattr(op, "buffer_write_kind", None)
     if kind is None:
-        return "read" if not op.parents else "write"
+        return "read" if not parents else "write"
     return f"write ({kind})" if kind in ("inplace", "fused") else "write"
 
 
@@ -181,41 +220,41 @@ _PSEUDO_FLAGS = {ROLE_INPUT: "is_input", ROLE_OUTPUT: "is_output", ROLE_BUFFER: 
 
 
 def _read(log: Any) -> TraceIR:
+    # Every attribute read on a TorchLens op goes through its row store (~0.5-2 us each),
+    # which makes the reads the bulk of an export's reading time: each op attribute is read
+    # at most once, and only where the op's role needs it.
     raw_ops = list(log.ops)
-    passes = Counter(op.layer_label for op in raw_ops)
+    labels = [str(op.label) for op in raw_ops]
+    layers = [str(op.layer_label) for op in raw_ops]
+    passes = Counter(layers)
     # Every reference form (full 'x:N', bare layer label for single-pass layers) -> node name.
     name_of: dict[str, str] = {}
-    for op in raw_ops:
-        layer = op.layer_label
-        name = layer if passes[layer] == 1 else op.label
-        name_of[op.label] = name
+    for label, layer in zip(labels, layers):
         if passes[layer] == 1:
-            name_of[layer] = name
+            name_of[label] = name_of[layer] = layer
+        else:
+            name_of[label] = label
+    location = _Locations()
     ops: list[OpIR] = []
-    for op in raw_ops:
-        layer = op.layer_label
+    for op, label, layer in zip(raw_ops, labels, layers):
         n_passes = passes[layer]
-        name = name_of[op.label]
+        name = name_of[label]
         op_type = str(op.type)
         # TorchLens' pseudo-ops carry their role as their type (input / output / buffer);
         # the flag confirms it. Every other type is a compute op (one attribute read).
         role = _PSEUDO_ROLES.get(op_type, ROLE_OP)
         if role != ROLE_OP and not getattr(op, _PSEUDO_FLAGS[role]):
             role = ROLE_OP
-        parents_raw = tuple(str(p) for p in op.parents)
-        slots = _port_names(op.parent_arg_positions, parents_raw)
-        parents: list[str] = []
-        ports: list[str] = []
-        used: Counter[str] = Counter()
-        for ref in parents_raw:
-            parents.append(name_of.get(ref) or name_of[log.ops[ref].label])
-            names = slots.get(ref, [])
-            k = used[ref]
-            used[ref] += 1
-            ports.append(names[k] if k < len(names) else f"in{len(ports)}")
+        raw_parents = op.parents
+        parents_raw = tuple(str(p) for p in raw_parents) if raw_parents else ()
+        parents: tuple[str, ...] = ()
+        ports: tuple[str, ...] = ()
+        if parents_raw:
+            parents, ports = _wire(log, name_of, parents_raw, op.parent_arg_positions)
         is_compute = role == ROLE_OP
         params: tuple[tuple[str, tuple[int, ...]], ...] = ()
         n_params = 0
+        function = duration = flops = mo_index = where = None
         if is_compute:
             n_params = int(op.num_params or 0)
             if n_params:
@@ -224,36 +263,39 @@ def _read(log: Any) -> TraceIR:
                 params = tuple(
                     (str(n), tuple(int(d) for d in s)) for n, s in zip(names_p, shapes_p)
                 )
+            function = str(op.func_qualname or op.func_name)
+            duration = _finite_float(op.func_duration)
+            flops = _count(op.flops_forward)
+            index = op.multi_output_index
+            if index is not None and getattr(op, "in_multi_output", False):
+                mo_index = int(index)
+            where = location(op.code_context)
         calls = tuple(str(c) for c in (op.module_call_stack or ()))
-        address = getattr(op, "address", None)
+        address = getattr(op, "address", None) if (calls or role == ROLE_BUFFER) else None
         ops.append(
             OpIR(
                 name=name,
                 layer=layer,
-                pass_index=int(op.pass_index or 1),
+                pass_index=_pass_from_label(label, op),
                 num_passes=n_passes,
                 op_type=op_type,
                 role=role,
                 shape=_shape(op.shape),
                 dtype=_dtype_name(op.dtype),
-                parents=tuple(parents),
-                ports=tuple(ports),
-                function=(str(op.func_qualname or op.func_name) if is_compute else None),
+                parents=parents,
+                ports=ports,
+                function=function,
                 module_calls=calls,
                 module_path=(str(address) if (address and role != ROLE_BUFFER and calls) else None),
-                duration_s=_finite_float(op.func_duration) if is_compute else None,
-                flops=_count(op.flops_forward) if is_compute else None,
-                nbytes=_count(op.activation_memory) if role in (ROLE_OP, ROLE_INPUT, ROLE_BUFFER) else None,
+                duration_s=duration,
+                flops=flops,
+                nbytes=_count(op.activation_memory) if role != ROLE_OUTPUT else None,
                 num_params=n_params,
                 params=params,
-                multi_output_index=(
-                    int(op.multi_output_index)
-                    if getattr(op, "in_multi_output", False) and op.multi_output_index is not None
-                    else None
-                ),
+                multi_output_index=mo_index,
                 buffer_address=str(address) if role == ROLE_BUFFER and address else None,
-                buffer_access=_buffer_access(op) if role == ROLE_BUFFER else None,
-                location=_location(op.code_context) if is_compute else None,
+                buffer_access=_buffer_access(op, parents_raw) if role == ROLE_BUFFER else None,
+                location=where,
             )
         )
     return TraceIR(
@@ -264,6 +306,23 @@ def _read(log: Any) -> TraceIR:
         torchlens_version=_version("torchlens"),
         torch_version=_version("torch"),
     )
+
+
+def _wire(
+    log: Any, name_of: dict[str, str], parents_raw: tuple[str, ...], arg_positions: Any
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Parent node names in argument order, and the argument slot each one fills."""
+    slots = _port_names(arg_positions, parents_raw)
+    parents: list[str] = []
+    ports: list[str] = []
+    used: Counter[str] = Counter()
+    for ref in parents_raw:
+        parents.append(name_of.get(ref) or name_of[str(log.ops[ref].label)])
+        names = slots.get(ref, ())
+        k = used[ref]
+        used[ref] += 1
+        ports.append(names[k] if k < len(names) else f"in{len(ports)}")
+    return tuple(parents), tuple(ports)
 
 
 def _read_calls(log: Any) -> tuple[ModuleCallIR, ...]:
