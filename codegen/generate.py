@@ -5,8 +5,8 @@ The schemas are the single source of truth. This script writes:
 
 * ``__init__.py``           header only;
 * ``vocab.py``              closed vocabularies, metadata key names and schema facts;
-* ``validate_<name>.py``    one fastjsonschema validator per non-vocabulary schema,
-                            rewritten so it never imports fastjsonschema at run time;
+* ``validate_<name>.py``    one validator per non-vocabulary schema, compiled by
+                            ``codegen/compile_schema.py`` (plain Python, no dependency);
 * ``_errors.py``            the exception classes those validators raise;
 * ``schemas/*.json``        byte-identical copies of every schema (shipped in the wheel).
 
@@ -40,8 +40,6 @@ KEY_PREFIX = "torchlens."
 SCHEMA_SUFFIX = ".schema.json"
 
 REGEN_LINE = "# Regenerate with `nox -s codegen` (or `python codegen/generate.py`)."
-FASTJSONSCHEMA_IMPORT = "from fastjsonschema import JsonSchemaValueException, JsonSchemaValuesException"
-ERRORS_IMPORT = "from ._errors import JsonSchemaValueException, JsonSchemaValuesException"
 
 
 class CodegenError(Exception):
@@ -375,64 +373,50 @@ def validator_module(schema: Schema) -> str:
     return "validate_" + re.sub(r"[^0-9A-Za-z]+", "_", stem).strip("_").lower()
 
 
+def _compiler() -> tuple[type[Exception], Any]:
+    """``compile_schema.py`` beside this file (codegen/ is scripts, not a package)."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parent / "compile_schema.py"
+    module = sys.modules.get("_tlnetron_compile_schema")
+    if module is None:
+        spec = importlib.util.spec_from_file_location("_tlnetron_compile_schema", path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["_tlnetron_compile_schema"] = module
+        spec.loader.exec_module(module)
+    return module.CompileError, module.compile_schema
+
+
 def render_validator(schema: Schema, schemas: dict[str, Schema]) -> str:
-    import fastjsonschema
+    """One validator module, compiled by ``codegen/compile_schema.py`` (no run-time dependency)."""
+    CompileError, compile_schema = _compiler()
 
     by_id = {s.id: s for s in schemas.values()}
+    docs = {s.id: json.loads(s.raw.decode("utf-8")) for s in schemas.values()}
 
-    def resolve(uri: str) -> Any:
-        base = uri.partition("#")[0]
-        if base not in by_id:
-            raise CodegenError(f"schema/{schema.file}: cannot resolve {uri}")
-        return json.loads(by_id[base].raw.decode("utf-8"))
+    def resolve(ref: str, doc: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        base, _, fragment = ref.partition("#")
+        if base:
+            if base not in by_id:
+                raise CodegenError(f"schema/{schema.file}: cannot resolve {ref}")
+            doc = docs[base]
+        try:
+            return _resolve_pointer(doc, fragment), doc
+        except KeyError:
+            raise CodegenError(f"schema/{schema.file}: $ref {ref} points at nothing") from None
 
-    code = fastjsonschema.compile_to_code(
-        json.loads(schema.raw.decode("utf-8")),
-        handlers={"urn": resolve},
-        use_default=False,  # validate only; never insert defaults into the caller's data
-    )
-    lines = code.splitlines()
-
-    # Drop fastjsonschema's own VERSION line (its version goes in the header instead).
-    version_lines = [i for i, line in enumerate(lines) if line.startswith("VERSION = ")]
-    if len(version_lines) != 1 or version_lines[0] != 0:
-        raise CodegenError("unexpected fastjsonschema output: no leading VERSION line")
-    del lines[0]
-
-    # fastjsonschema must not be needed at run time.
-    imports = [i for i, line in enumerate(lines) if "fastjsonschema" in line]
-    if len(imports) != 1 or lines[imports[0]] != FASTJSONSCHEMA_IMPORT:
-        raise CodegenError(
-            "unexpected fastjsonschema output: its imports are "
-            + repr([lines[i] for i in imports])
-            + "; teach codegen/generate.py about them"
-        )
-    lines[imports[0]] = ERRORS_IMPORT
-    for line in lines:
-        stripped = line.strip()
-        if stripped.startswith(("import ", "from ")) and stripped not in (
-            "import re",
-            "from decimal import Decimal",
-            ERRORS_IMPORT,
-        ):
-            raise CodegenError(f"unexpected import in fastjsonschema output: {stripped}")
-    # Trailing whitespace is noise in a checked-in file.
-    lines = [line.rstrip() for line in lines]
-
-    funcs = [m.group(1) for line in lines if (m := re.match(r"def (\w+)\(data, ", line))]
-    if not funcs:
-        raise CodegenError("unexpected fastjsonschema output: no validation function")
-    entry = funcs[0]  # fastjsonschema writes the root schema's function first
+    try:
+        code = compile_schema(docs[schema.id], resolve, function="_validate")
+    except CompileError as exc:
+        raise CodegenError(f"schema/{schema.file}: {exc}") from None
 
     refs = referenced_files(schema, schemas)
     head = header([schema.origin])
     if refs:
         head.insert(1, "# Through $ref it also reads " + ", ".join(schemas[f].origin for f in refs) + ".")
-    head.append(
-        f"# Validation code by fastjsonschema {fastjsonschema.VERSION} (compile_to_code); "
-        "it runs without fastjsonschema installed."
-    )
-    # mypy: the fastjsonschema body is untyped; validate() below is the typed entry point.
+    head.append("# Validation code by codegen/compile_schema.py: every sub-schema inlined, data paths built only on failure.")
+    # mypy: the compiled body is untyped; validate() below is the typed entry point.
     out = [
         *head,
         "# mypy: ignore-errors",
@@ -445,7 +429,7 @@ def render_validator(schema: Schema, schemas: dict[str, Schema]) -> str:
         "",
         "from typing import TypeVar",
         "",
-        *lines,
+        *[line.rstrip() for line in code.splitlines()],
         "",
         "",
         '_T = TypeVar("_T")',
@@ -456,7 +440,7 @@ def render_validator(schema: Schema, schemas: dict[str, Schema]) -> str:
         "",
         "def validate(data: _T) -> _T:",
         f'    """Return ``data`` if it matches schema/{schema.file}; else raise JsonSchemaValueException."""',
-        f"    {entry}(data)",
+        "    _validate(data)",
         "    return data",
     ]
     text = "\n".join(out)
@@ -469,9 +453,9 @@ def render_validator(schema: Schema, schemas: dict[str, Schema]) -> str:
 ERRORS_BODY = '''\
 """Exceptions raised by the generated validators.
 
-The validators are generated by fastjsonschema but must not import it at run time, so
-they raise these classes instead. The constructor signatures match what the generated
-code calls: ``JsonSchemaValueException(message, value=..., name=..., definition=..., rule=...)``.
+The validators are compiled by ``codegen/compile_schema.py`` and raise these classes
+(the same interface as fastjsonschema's, which earlier versions used):
+``JsonSchemaValueException(message, value=..., name=..., definition=..., rule=...)``.
 """
 
 from __future__ import annotations

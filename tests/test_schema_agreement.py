@@ -3,7 +3,7 @@
 Differential: for each of the four validated schemas, Hypothesis draws valid instances
 (built from the schema's own structure), mutated ones (wrong types, missing and extra
 keys, newlines in strings, out-of-range numbers, near-miss vocabulary words, ...) and
-arbitrary JSON, and the generated fastjsonschema validator must agree with the
+arbitrary JSON, and the generated validator (codegen/compile_schema.py) must agree with the
 reference validator (jsonschema + a referencing.Registry holding every checked-in
 schema by $id). Non-finite floats are not JSON and are never drawn.
 """
