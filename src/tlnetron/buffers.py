@@ -49,17 +49,19 @@ def apply_buffer_policy(ops: tuple[OpIR, ...], policy: str) -> BufferResult:
     for op in ops:
         for p in op.parents:
             children.setdefault(p, []).append(op.name)
+    # An op is hidden when every dataflow neighbour is hidden; hiding one can hide its
+    # neighbours in turn (a worklist reaches the same fixed point as repeated sweeps).
+    neighbours = {op.name: (*op.parents, *children.get(op.name, ())) for op in ops if op.role == ROLE_OP}
     hidden_ops: set[str] = set()
-    changed = True
-    while changed:
-        changed = False
-        for op in ops:
-            if op.role != ROLE_OP or op.name in hidden_ops:
-                continue
-            neighbours = list(op.parents) + children.get(op.name, [])
-            if neighbours and all(n in hidden or n in hidden_ops for n in neighbours):
-                hidden_ops.add(op.name)
-                changed = True
+    pending = list(neighbours)
+    while pending:
+        name = pending.pop()
+        if name in hidden_ops:
+            continue
+        around = neighbours[name]
+        if around and all(n in hidden or n in hidden_ops for n in around):
+            hidden_ops.add(name)
+            pending.extend(n for n in around if n in neighbours and n not in hidden_ops)
     gone = hidden | hidden_ops
     by_call: Counter[tuple[str, str]] = Counter()
     kept: list[OpIR] = []

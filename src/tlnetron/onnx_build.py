@@ -11,7 +11,7 @@ equality: the written JSON strict-parses back into the checked proto.
 
 from __future__ import annotations
 
-import base64
+from binascii import b2a_base64
 from typing import Any
 
 import onnx
@@ -45,13 +45,14 @@ def _value_info(container: Any, value: PValue, *, graph_io: bool) -> Json:
         tensor.elem_type = tt.elem_type
         shape = tensor.shape
         shape.SetInParent()
+        add = shape.dim.add
         dims: list[Json] = []
         for d in tt.shape:
-            dim = shape.dim.add()
             if d is None:
+                add()
                 dims.append({})
             else:
-                dim.dim_value = d
+                add(dim_value=d)
                 dims.append({"dimValue": str(d)})
         out["type"] = {"tensorType": {"elemType": tt.elem_type, "shape": {"dim": dims} if dims else {}}}
     if value.doc:
@@ -77,14 +78,15 @@ def _node(container: Any, node: PNode) -> Json:
         out["overload"] = node.overload
     if node.attributes:
         attrs: list[Json] = []
+        add = proto.attribute.add
         for key, value in node.attributes:
             kind = NODE_ATTRIBUTE_TYPES[key]
             if kind == "STRING":
                 data = str(value).encode("utf-8")
-                proto.attribute.add(name=key, type=_STRING, s=data)
-                attrs.append({"name": key, "type": "STRING", "s": base64.b64encode(data).decode("ascii")})
+                add(name=key, type=_STRING, s=data)
+                attrs.append({"name": key, "type": "STRING", "s": b2a_base64(data, newline=False).decode("ascii")})
             elif kind == "INT":
-                proto.attribute.add(name=key, type=_INT, i=int(value))
+                add(name=key, type=_INT, i=int(value))
                 attrs.append({"name": key, "type": "INT", "i": str(int(value))})
             else:  # pragma: no cover - the schema only declares STRING and INT today
                 raise AssertionError(f"unsupported attribute type {kind} for {key}")
@@ -92,11 +94,11 @@ def _node(container: Any, node: PNode) -> Json:
     if node.doc:
         proto.doc_string = node.doc
         out["docString"] = node.doc
-    rows = (*node.metadata, *node.diff)
+    rows = (*node.metadata, *node.diff) if node.diff else node.metadata
     if rows:
-        props = proto.metadata_props
+        add = proto.metadata_props.add
         for key, value in rows:
-            props.add(key=key, value=value)
+            add(key=key, value=value)
         out["metadataProps"] = [{"key": k, "value": v} for k, v in rows]
     return out
 

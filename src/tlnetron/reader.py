@@ -235,6 +235,17 @@ def _read(log: Any) -> TraceIR:
         else:
             name_of[label] = label
     location = _Locations()
+    dtype_names: dict[Any, str | None] = {}
+
+    def dtype_name(dtype: Any) -> str | None:
+        try:
+            return dtype_names[dtype]
+        except KeyError:
+            name = dtype_names[dtype] = _dtype_name(dtype)
+            return name
+        except TypeError:  # unhashable: not a torch.dtype
+            return _dtype_name(dtype)
+
     ops: list[OpIR] = []
     for op, label, layer in zip(raw_ops, labels, layers):
         n_passes = passes[layer]
@@ -246,7 +257,7 @@ def _read(log: Any) -> TraceIR:
         if role != ROLE_OP and not getattr(op, _PSEUDO_FLAGS[role]):
             role = ROLE_OP
         raw_parents = op.parents
-        parents_raw = tuple(str(p) for p in raw_parents) if raw_parents else ()
+        parents_raw = tuple(map(str, raw_parents)) if raw_parents else ()
         parents: tuple[str, ...] = ()
         ports: tuple[str, ...] = ()
         if parents_raw:
@@ -270,7 +281,8 @@ def _read(log: Any) -> TraceIR:
             if index is not None and getattr(op, "in_multi_output", False):
                 mo_index = int(index)
             where = location(op.code_context)
-        calls = tuple(str(c) for c in (op.module_call_stack or ()))
+        raw_calls = op.module_call_stack
+        calls = tuple(map(str, raw_calls)) if raw_calls else ()
         address = getattr(op, "address", None) if (calls or role == ROLE_BUFFER) else None
         ops.append(
             OpIR(
@@ -281,7 +293,7 @@ def _read(log: Any) -> TraceIR:
                 op_type=op_type,
                 role=role,
                 shape=_shape(op.shape),
-                dtype=_dtype_name(op.dtype),
+                dtype=dtype_name(op.dtype),
                 parents=parents,
                 ports=ports,
                 function=function,
@@ -313,6 +325,10 @@ def _wire(
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Parent node names in argument order, and the argument slot each one fills."""
     slots = _port_names(arg_positions, parents_raw)
+    if len(parents_raw) == 1 or len(set(parents_raw)) == len(parents_raw):  # no repeated parent
+        names_of = [name_of.get(ref) or name_of[str(log.ops[ref].label)] for ref in parents_raw]
+        slot_of = [slots.get(ref) for ref in parents_raw]
+        return tuple(names_of), tuple(s[0] if s else f"in{i}" for i, s in enumerate(slot_of))
     parents: list[str] = []
     ports: list[str] = []
     used: Counter[str] = Counter()

@@ -88,44 +88,55 @@ def _finite(value: Any) -> bool:
     return True
 
 
+_NOT_FINITE = "the value is not a finite number (NaN and infinity are not JSON; Netron cannot show them)"
+_NOWHERE = {
+    CompanionKind.NODE: "no node of the top graph or of any function body has this name (graph inputs are not nodes)",
+    CompanionKind.VALUE: "no value has this name",
+    CompanionKind.GRAPH: "no function has this name and it is not the empty target",
+    CompanionKind.TENSOR: "no initializer has this name",
+}
+
+
 def companion_problems(companion: Any, shown: Shown) -> Iterator[Problem]:
     """Every row of ``companion`` Netron would drop or never show, as problems."""
     code = ValidationCode.NETRON_ATTACHMENT_INVALID
     if not isinstance(companion, dict):
         yield Problem(code, "companion", "the top level must be a JSON object")
         return
-    for section in ("metadata", "metrics"):
-        rows = companion.get(section)
-        if not isinstance(rows, list):
-            continue
-        for i, row in enumerate(rows):
-            if isinstance(row, dict) and not _finite(row.get("value")):
-                yield Problem(code, f"{section}[{i}]", "the value is not a finite number (NaN and infinity are not JSON; Netron cannot show them)")
     try:
         validate("companion", companion)
     except SchemaViolation as exc:
-        yield Problem(code, exc.path.replace("data", "companion", 1), f"{exc} (rule {exc.rule})")
+        schema_problem: Problem | None = Problem(code, exc.path.replace("data", "companion", 1), f"{exc} (rule {exc.rule})")
+    else:
+        schema_problem = None
+    if schema_problem is not None:
+        # Report non-finite values first (the schema cannot say NaN is not JSON), then stop.
+        for section in ("metadata", "metrics"):
+            rows = companion.get(section)
+            if isinstance(rows, list):
+                for i, row in enumerate(rows):
+                    if isinstance(row, dict) and not _finite(row.get("value")):
+                        yield Problem(code, f"{section}[{i}]", _NOT_FINITE)
+        yield schema_problem
         return
     targets = shown.by_kind()
+    nonfinite: list[Problem] = []  # reported first, as when the schema fails
+    unseen: list[Problem] = []
     for section in ("metadata", "metrics"):
         seen: dict[tuple[str, str, str], int] = {}
         for i, row in enumerate(companion[section]):
-            where = f"{section}[{i}]"
-            kind, target, name = row["kind"], row["target"], row["name"]
+            kind, target, name, value = row["kind"], row["target"], row["name"], row["value"]
+            if isinstance(value, (float, list)) and not _finite(value):
+                nonfinite.append(Problem(code, f"{section}[{i}]", _NOT_FINITE))
             names = targets.get(kind)
             if names is not None and target not in names:
-                what = {
-                    CompanionKind.NODE: "no node of the top graph or of any function body has this name (graph inputs are not nodes)",
-                    CompanionKind.VALUE: "no value has this name",
-                    CompanionKind.GRAPH: "no function has this name and it is not the empty target",
-                    CompanionKind.TENSOR: "no initializer has this name",
-                }.get(kind, "nothing shown has this name")
-                yield Problem(code, where, f"{kind} row {name!r} targets {target!r}: {what}; Netron would show it nowhere")
-            key = (kind, target, name)
-            if key in seen:
-                yield Problem(code, where, f"duplicates {section}[{seen[key]}] (same kind, target and name): Netron keeps only the last")
-            else:
-                seen[key] = i
+                what = _NOWHERE.get(kind, "nothing shown has this name")
+                unseen.append(Problem(code, f"{section}[{i}]", f"{kind} row {name!r} targets {target!r}: {what}; Netron would show it nowhere"))
+            first = seen.setdefault((kind, target, name), i)
+            if first != i:
+                unseen.append(Problem(code, f"{section}[{i}]", f"duplicates {section}[{first}] (same kind, target and name): Netron keeps only the last"))
+    yield from nonfinite
+    yield from unseen
 
 
 def parse_artifact(text: str) -> tuple[onnx.ModelProto | None, list[Problem]]:
