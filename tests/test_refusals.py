@@ -233,3 +233,27 @@ def test_companion_destination_is_a_folder(log: torchlens.Trace, tmp_path: Path)
     assert _tree(tmp_path) == before
     assert companion.is_dir()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.onnx.attachment.json", "m.onnx.json"]
+
+
+def test_companion_refusal_at_export_leaves_existing_files_as_they_were(log: torchlens.Trace, tmp_path: Path) -> None:
+    """A refusal found in the companion (after the artifact was built and checked) writes nothing."""
+    from tlnetron.api import export_ir
+    from tlnetron.ir import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, OpIR, TraceIR
+
+    path, before = _existing_pair(log, tmp_path)
+    # Two nodes whose names agree up to the first line break: Netron cannot tell their rows apart.
+    ops = (
+        OpIR(name="input_1", layer="input_1", pass_index=1, num_passes=1, op_type="input", role=ROLE_INPUT, shape=(2,), dtype="float32"),
+        OpIR(name="relu\na", layer="relu\na", pass_index=1, num_passes=1, op_type="relu", role=ROLE_OP, shape=(2,), dtype="float32", parents=("input_1",), ports=("arg0",), duration_s=1e-6),
+        OpIR(name="relu\nb", layer="relu\nb", pass_index=1, num_passes=1, op_type="relu", role=ROLE_OP, shape=(2,), dtype="float32", parents=("relu\na",), ports=("arg0",), duration_s=1e-6),
+        OpIR(name="output_1", layer="output_1", pass_index=1, num_passes=1, op_type="output", role=ROLE_OUTPUT, shape=(2,), dtype="float32", parents=("relu\nb",)),
+    )
+    with pytest.raises(TlnetronError) as info:
+        export_ir(TraceIR(ops=ops), path, granularity="op", depth=None, show_buffers="meaningful", attachment=None)
+    assert info.value.code == "netron_attachment_invalid"
+    assert _tree(tmp_path) == before  # no temporary file, existing files untouched
+    # Without the companion the same IR exports (the artifact itself was fine).
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TlnetronWarning)
+        result = export_ir(TraceIR(ops=ops), path, granularity="op", depth=None, show_buffers="meaningful", attachment=False)
+    assert path.read_text(encoding="utf-8") == result.artifact_json

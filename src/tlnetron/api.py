@@ -390,7 +390,7 @@ def export(
 
         require_netron()
     with _gc_paused():
-        ir = read_trace(trace)
+        ir = read_trace(trace, show_buffers=show_buffers)
         baseline_row, diff = None, None
         if baseline is not None:
             from .diff import read_baseline

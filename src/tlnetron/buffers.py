@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from ._generated.vocab import BufferPolicy
 from .ir import ROLE_BUFFER, ROLE_OP, OpIR
 
-__all__ = ["BufferResult", "apply_buffer_policy"]
+__all__ = ["BufferResult", "apply_buffer_policy", "hides_buffer"]
 
 _BOOKKEEPING = ("running_mean", "running_var", "num_batches_tracked")
 
@@ -30,9 +30,13 @@ class BufferResult:
     hidden_by_call: tuple[tuple[str, int, int], ...]
 
 
-def _bookkeeping(op: OpIR) -> bool:
-    address = op.buffer_address or ""
-    return address.rsplit(".", 1)[-1] in _BOOKKEEPING
+def hides_buffer(policy: str, address: str | None) -> bool:
+    """Whether ``policy`` hides the buffer pseudo-op at ``address`` by itself."""
+    if policy == BufferPolicy.ALWAYS:
+        return False
+    if policy == BufferPolicy.NEVER:
+        return True
+    return (address or "").rsplit(".", 1)[-1] in _BOOKKEEPING
 
 
 def apply_buffer_policy(ops: tuple[OpIR, ...], policy: str) -> BufferResult:
@@ -41,7 +45,7 @@ def apply_buffer_policy(ops: tuple[OpIR, ...], policy: str) -> BufferResult:
         return BufferResult(ops, 0, 0, ())
     hidden: set[str] = set()
     for op in ops:
-        if op.role == ROLE_BUFFER and (policy == BufferPolicy.NEVER or _bookkeeping(op)):
+        if op.role == ROLE_BUFFER and hides_buffer(policy, op.buffer_address):
             hidden.add(op.name)
     if not hidden:
         return BufferResult(ops, 0, 0, ())

@@ -14,7 +14,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from ._generated.vocab import ErrorCode
+from ._generated.vocab import BufferPolicy, ErrorCode
+from .buffers import hides_buffer
 from .errors import TlnetronError
 from .ir import (
     ROLE_BUFFER,
@@ -182,11 +183,16 @@ def _buffer_access(op: Any, parents: tuple[str, ...]) -> str | None:
     return f"write ({kind})" if kind in ("inplace", "fused") else "write"
 
 
-def read_trace(log: Any) -> TraceIR:
+def read_trace(log: Any, *, show_buffers: str = BufferPolicy.ALWAYS) -> TraceIR:
     """Read a finished ``Trace`` into tlnetron's IR.
 
     Args:
         log: a ``torchlens.Trace``.
+        show_buffers: the buffer policy the IR will be exported with. Buffer pseudo-ops
+            the policy hides by themselves (:func:`tlnetron.buffers.hides_buffer`) are read
+            only as far as the policy needs them (name, wiring, module calls, address): their
+            shape, dtype, bytes and access kind are never shown, and reading them cost a
+            third of reading a BatchNorm-heavy trace. The default reads everything.
 
     Returns:
         The :class:`~tlnetron.ir.TraceIR`.
@@ -203,7 +209,7 @@ def read_trace(log: Any) -> TraceIR:
             remedy="pass the object returned by torchlens.trace(model, x), or a trace loaded with torchlens.load(path).",
         )
     try:
-        return _read(log)
+        return _read(log, show_buffers)
     except TlnetronError:
         raise
     except Exception as exc:  # a trace torchlens could not complete, or an API drift
@@ -219,7 +225,7 @@ _PSEUDO_ROLES = {"input": ROLE_INPUT, "output": ROLE_OUTPUT, "buffer": ROLE_BUFF
 _PSEUDO_FLAGS = {ROLE_INPUT: "is_input", ROLE_OUTPUT: "is_output", ROLE_BUFFER: "is_buffer"}
 
 
-def _read(log: Any) -> TraceIR:
+def _read(log: Any, show_buffers: str) -> TraceIR:
     # Every attribute read on a TorchLens op goes through its row store (~0.5-2 us each),
     # which makes the reads the bulk of an export's reading time: each op attribute is read
     # at most once, and only where the op's role needs it.
@@ -284,6 +290,24 @@ def _read(log: Any) -> TraceIR:
         raw_calls = op.module_call_stack
         calls = tuple(map(str, raw_calls)) if raw_calls else ()
         address = getattr(op, "address", None) if (calls or role == ROLE_BUFFER) else None
+        if role == ROLE_BUFFER and hides_buffer(show_buffers, str(address) if address else None):
+            ops.append(
+                OpIR(
+                    name=name,
+                    layer=layer,
+                    pass_index=_pass_from_label(label, op),
+                    num_passes=n_passes,
+                    op_type=op_type,
+                    role=role,
+                    shape=None,
+                    dtype=None,
+                    parents=parents,
+                    ports=ports,
+                    module_calls=calls,
+                    buffer_address=str(address) if address else None,
+                )
+            )
+            continue
         ops.append(
             OpIR(
                 name=name,
