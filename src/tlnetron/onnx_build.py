@@ -18,7 +18,7 @@ import onnx
 
 from ._generated.vocab import NODE_ATTRIBUTE_TYPES
 from .nodes import DOMAIN_LOSSY, DOMAIN_MODULE
-from .projection import PGraph, PNode, PValue, Projection
+from .projection import PGraph, PNode, PValue, Projection, TensorType
 
 __all__ = ["DISCLAIMER", "IR_VERSION", "build_model"]
 
@@ -35,120 +35,155 @@ _OPSETS = ((DOMAIN_LOSSY, 1), (DOMAIN_MODULE, 1))
 Json = dict[str, Any]
 
 
-def _value_info(container: Any, value: PValue, *, graph_io: bool) -> Json:
-    """Add a ValueInfoProto; graph inputs/outputs use the loose type when no faithful one exists."""
-    info = container.add(name=value.name)
-    out: Json = {"name": value.name}
-    tt = value.io_type if graph_io else value.type
-    if tt is not None:
-        tensor = info.type.tensor_type
-        tensor.elem_type = tt.elem_type
-        shape = tensor.shape
-        shape.SetInParent()
-        add = shape.dim.add
-        dims: list[Json] = []
-        for d in tt.shape:
-            if d is None:
-                add()
-                dims.append({})
-            else:
-                add(dim_value=d)
-                dims.append({"dimValue": str(d)})
-        out["type"] = {"tensorType": {"elemType": tt.elem_type, "shape": {"dim": dims} if dims else {}}}
-    if value.doc:
-        info.doc_string = value.doc
-        out["docString"] = value.doc
-    return out
+class _Builder:
+    """Builds protos in place and their JSON form; repeated JSON parts are built once.
 
+    Attribute, metadata-row and tensor-type JSON objects recur across nodes (the same
+    function name, the same shapes): each distinct one is built once per export and shared
+    in the tree, which orjson writes out at every place it appears. Nothing mutates the tree
+    after it is built.
+    """
 
-def _node(container: Any, node: PNode) -> Json:
-    proto = container.add(name=node.name, op_type=node.op_type, domain=node.domain)
-    out: Json = {}
-    if node.inputs:
-        proto.input.extend(node.inputs)
-        out["input"] = list(node.inputs)
-    if node.outputs:
-        proto.output.extend(node.outputs)
-        out["output"] = list(node.outputs)
-    out["name"] = node.name
-    out["opType"] = node.op_type
-    out["domain"] = node.domain
-    if node.overload:
-        proto.overload = node.overload
-        out["overload"] = node.overload
-    if node.attributes:
-        attrs: list[Json] = []
-        add = proto.attribute.add
-        for key, value in node.attributes:
-            kind = NODE_ATTRIBUTE_TYPES[key]
-            if kind == "STRING":
-                data = str(value).encode("utf-8")
-                add(name=key, type=_STRING, s=data)
-                attrs.append({"name": key, "type": "STRING", "s": b2a_base64(data, newline=False).decode("ascii")})
-            elif kind == "INT":
-                add(name=key, type=_INT, i=int(value))
-                attrs.append({"name": key, "type": "INT", "i": str(int(value))})
-            else:  # pragma: no cover - the schema only declares STRING and INT today
-                raise AssertionError(f"unsupported attribute type {kind} for {key}")
-        out["attribute"] = attrs
-    if node.doc:
-        proto.doc_string = node.doc
-        out["docString"] = node.doc
-    rows = (*node.metadata, *node.diff) if node.diff else node.metadata
-    if rows:
-        add = proto.metadata_props.add
-        for key, value in rows:
-            add(key=key, value=value)
-        out["metadataProps"] = [{"key": k, "value": v} for k, v in rows]
-    return out
+    def __init__(self) -> None:
+        self.attr_json: dict[tuple[str, str | int], Json] = {}
+        self.prop_json: dict[tuple[str, str], Json] = {}
+        self.type_json: dict[TensorType, tuple[onnx.TypeProto, Json]] = {}
 
+    def value_info(self, container: Any, value: PValue, *, graph_io: bool) -> Json:
+        """Add a ValueInfoProto; graph inputs/outputs use the loose type when no faithful one exists."""
+        info = container.add(name=value.name)
+        out: Json = {"name": value.name}
+        tt = value.io_type if graph_io else value.type
+        if tt is not None:
+            known = self.type_json.get(tt)
+            if known is None:
+                proto = onnx.TypeProto()
+                tensor = proto.tensor_type
+                tensor.elem_type = tt.elem_type
+                shape = tensor.shape
+                shape.SetInParent()
+                add = shape.dim.add
+                dims: list[Json] = []
+                for d in tt.shape:
+                    if d is None:
+                        add()
+                        dims.append({})
+                    else:
+                        add(dim_value=d)
+                        dims.append({"dimValue": str(d)})
+                known = self.type_json[tt] = (
+                    proto,
+                    {"tensorType": {"elemType": tt.elem_type, "shape": {"dim": dims} if dims else {}}},
+                )
+            info.type.CopyFrom(known[0])
+            out["type"] = known[1]
+        if value.doc:
+            info.doc_string = value.doc
+            out["docString"] = value.doc
+        return out
 
-def _graph(proto: onnx.GraphProto, graph: PGraph, doc: str) -> Json:
-    out: Json = {}
-    nodes = [_node(proto.node, n) for n in graph.nodes]
-    if nodes:
-        out["node"] = nodes
-    proto.name = graph.name
-    out["name"] = graph.name
-    if doc:
-        proto.doc_string = doc
-        out["docString"] = doc
-    if graph.inputs:
-        out["input"] = [_value_info(proto.input, v, graph_io=True) for v in graph.inputs]
-    if graph.outputs:
-        out["output"] = [_value_info(proto.output, v, graph_io=True) for v in graph.outputs]
-    typed = [_value_info(proto.value_info, v, graph_io=False) for v in graph.values if v.type is not None]
-    if typed:
-        out["valueInfo"] = typed
-    return out
+    def node(self, container: Any, node: PNode) -> Json:
+        proto = container.add(name=node.name, op_type=node.op_type, domain=node.domain)
+        out: Json = {}
+        if node.inputs:
+            proto.input.extend(node.inputs)
+            out["input"] = list(node.inputs)
+        if node.outputs:
+            proto.output.extend(node.outputs)
+            out["output"] = list(node.outputs)
+        out["name"] = node.name
+        out["opType"] = node.op_type
+        out["domain"] = node.domain
+        if node.overload:
+            proto.overload = node.overload
+            out["overload"] = node.overload
+        if node.attributes:
+            attrs: list[Json] = []
+            add = proto.attribute.add
+            cache = self.attr_json
+            for key, value in node.attributes:
+                kind = NODE_ATTRIBUTE_TYPES[key]
+                if kind == "STRING":
+                    data = str(value).encode("utf-8")
+                    add(name=key, type=_STRING, s=data)
+                    js = cache.get((key, value))
+                    if js is None:
+                        js = cache[(key, value)] = {
+                            "name": key,
+                            "type": "STRING",
+                            "s": b2a_base64(data, newline=False).decode("ascii"),
+                        }
+                elif kind == "INT":
+                    add(name=key, type=_INT, i=int(value))
+                    js = cache.get((key, value))
+                    if js is None:
+                        js = cache[(key, value)] = {"name": key, "type": "INT", "i": str(int(value))}
+                else:  # pragma: no cover - the schema only declares STRING and INT today
+                    raise AssertionError(f"unsupported attribute type {kind} for {key}")
+                attrs.append(js)
+            out["attribute"] = attrs
+        if node.doc:
+            proto.doc_string = node.doc
+            out["docString"] = node.doc
+        rows = (*node.metadata, *node.diff) if node.diff else node.metadata
+        if rows:
+            add = proto.metadata_props.add
+            props = self.prop_json
+            items: list[Json] = []
+            for key, value in rows:
+                add(key=key, value=value)
+                js = props.get((key, value))
+                if js is None:
+                    js = props[(key, value)] = {"key": key, "value": value}
+                items.append(js)
+            out["metadataProps"] = items
+        return out
 
+    def graph(self, proto: onnx.GraphProto, graph: PGraph, doc: str) -> Json:
+        out: Json = {}
+        nodes = [self.node(proto.node, n) for n in graph.nodes]
+        if nodes:
+            out["node"] = nodes
+        proto.name = graph.name
+        out["name"] = graph.name
+        if doc:
+            proto.doc_string = doc
+            out["docString"] = doc
+        if graph.inputs:
+            out["input"] = [self.value_info(proto.input, v, graph_io=True) for v in graph.inputs]
+        if graph.outputs:
+            out["output"] = [self.value_info(proto.output, v, graph_io=True) for v in graph.outputs]
+        typed = [self.value_info(proto.value_info, v, graph_io=False) for v in graph.values if v.type is not None]
+        if typed:
+            out["valueInfo"] = typed
+        return out
 
-def _function(container: Any, fn_name: str, domain: str, overload: str, body: PGraph) -> Json:
-    proto = container.add(name=fn_name, domain=domain)
-    out: Json = {"name": fn_name}
-    if body.inputs:
-        proto.input.extend(v.name for v in body.inputs)
-        out["input"] = [v.name for v in body.inputs]
-    if body.outputs:
-        proto.output.extend(v.name for v in body.outputs)
-        out["output"] = [v.name for v in body.outputs]
-    nodes = [_node(proto.node, n) for n in body.nodes]
-    if nodes:
-        out["node"] = nodes
-    if body.doc:
-        proto.doc_string = body.doc
-        out["docString"] = body.doc
-    for d, v in _OPSETS:
-        proto.opset_import.add(domain=d, version=v)
-    out["opsetImport"] = [{"domain": d, "version": str(v)} for d, v in _OPSETS]
-    out["domain"] = domain
-    if overload:
-        proto.overload = overload
-        out["overload"] = overload
-    typed = [v for v in (*body.inputs, *body.values, *body.outputs) if v.type is not None]
-    if typed:
-        out["valueInfo"] = [_value_info(proto.value_info, v, graph_io=False) for v in typed]
-    return out
+    def function(self, container: Any, fn_name: str, domain: str, overload: str, body: PGraph) -> Json:
+        proto = container.add(name=fn_name, domain=domain)
+        out: Json = {"name": fn_name}
+        if body.inputs:
+            proto.input.extend(v.name for v in body.inputs)
+            out["input"] = [v.name for v in body.inputs]
+        if body.outputs:
+            proto.output.extend(v.name for v in body.outputs)
+            out["output"] = [v.name for v in body.outputs]
+        nodes = [self.node(proto.node, n) for n in body.nodes]
+        if nodes:
+            out["node"] = nodes
+        if body.doc:
+            proto.doc_string = body.doc
+            out["docString"] = body.doc
+        for d, v in _OPSETS:
+            proto.opset_import.add(domain=d, version=v)
+        out["opsetImport"] = [{"domain": d, "version": str(v)} for d, v in _OPSETS]
+        out["domain"] = domain
+        if overload:
+            proto.overload = overload
+            out["overload"] = overload
+        typed = [v for v in (*body.inputs, *body.values, *body.outputs) if v.type is not None]
+        if typed:
+            out["valueInfo"] = [self.value_info(proto.value_info, v, graph_io=False) for v in typed]
+        return out
 
 
 def build_model(
@@ -183,9 +218,10 @@ def build_model(
         for key, value in metadata:
             model.metadata_props.add(key=key, value=value)
         out["metadataProps"] = [{"key": k, "value": v} for k, v in metadata]
-    out["graph"] = _graph(model.graph, projection.graph, graph_doc)
+    builder = _Builder()
+    out["graph"] = builder.graph(model.graph, projection.graph, graph_doc)
     if projection.functions:
         out["functions"] = [
-            _function(model.functions, f.name, f.domain, f.overload, f.body) for f in projection.functions
+            builder.function(model.functions, f.name, f.domain, f.overload, f.body) for f in projection.functions
         ]
     return model, out
