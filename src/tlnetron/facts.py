@@ -8,6 +8,8 @@ Every worded fact is one line of text with its unit, because Netron shows a comp
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from ._records import record
 
 __all__ = [
@@ -56,6 +58,7 @@ def duration_text(seconds: float) -> str:
     return f"{seconds * 1e9:.3g} ns"
 
 
+@lru_cache(maxsize=4096, typed=True)  # op FLOP counts recur across layers
 def flops_text(flops: int) -> str:
     """``1,234,567 FLOPs (4.2 MFLOPs)``."""
     text = f"{_group(flops)} FLOPs"
@@ -65,6 +68,7 @@ def flops_text(flops: int) -> str:
     return text
 
 
+@lru_cache(maxsize=4096, typed=True)  # tensor sizes recur across layers
 def bytes_text(nbytes: int) -> str:
     """``3,072 B (3 KiB)``."""
     text = f"{_group(nbytes)} B"

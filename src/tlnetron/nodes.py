@@ -7,6 +7,7 @@ of ``schema/node-properties.schema.json``, worded per :mod:`tlnetron.facts`.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from collections.abc import Iterable
 from typing import TypeVar
 
@@ -42,6 +43,13 @@ def one_line(text: str) -> str:
 
 def input_names_value(ports: Iterable[str]) -> str | None:
     """Netron's ``input_names`` hook value (a Python list repr), or None when not expressible."""
+    if isinstance(ports, tuple):
+        return _input_names(ports)
+    return _input_names(tuple(ports))
+
+
+@lru_cache(maxsize=4096)  # argument slots recur: ('arg0',), ('arg0', 'arg1'), ...
+def _input_names(ports: tuple[str, ...]) -> str | None:
     items = list(ports)
     if not items or any(("'" in p or "\n" in p or "\r" in p or not p) for p in items):
         return None

@@ -8,6 +8,7 @@ and (module view) function bodies. Views (:mod:`view_op`, :mod:`view_rolled`,
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from ._records import record
 from .facts import Facts
@@ -113,6 +114,7 @@ def untyped_reason(shape: tuple[Dim, ...] | None, dtype: str | None) -> str:
     return f"the shape {shape_text(shape)} is not one static shape"
 
 
+@lru_cache(maxsize=4096, typed=True)  # shapes recur across ops
 def shape_text(shape: tuple[Dim, ...] | None) -> str:
     if shape is None:
         return "unknown"
