@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import math
+from dataclasses import fields
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -166,6 +167,12 @@ class _Locations:
         """The innermost model frame (the caller of trace() is last; torch frames skipped)."""
         if not code_context:
             return None
+        if isinstance(code_context, list) and len(code_context) > 1:
+            # Usually the innermost candidate is already a model frame.
+            innermost = code_context[-2]
+            known = self._frames.get(id(innermost)) or self._frame(innermost)
+            if not known[1]:
+                return known[2]
         frames = list(code_context)
         candidates = frames[:-1] or frames
         chosen = candidates[-1]
@@ -226,9 +233,10 @@ _PSEUDO_FLAGS = {ROLE_INPUT: "is_input", ROLE_OUTPUT: "is_output", ROLE_BUFFER: 
 
 
 def _read(log: Any, show_buffers: str) -> TraceIR:
-    # Every attribute read on a TorchLens op goes through its row store (~0.5-2 us each),
-    # which makes the reads the bulk of an export's reading time: each op attribute is read
-    # at most once, and only where the op's role needs it.
+    # This loop runs once per op and is most of an export's reading time: each TorchLens
+    # attribute is read at most once and only where the op's role needs it, values seen
+    # before (dtypes, source frames) are converted once, and OpIR is built
+    # positionally (the field order is checked at import, see _OPIR_FIELDS).
     raw_ops = list(log.ops)
     labels = [str(op.label) for op in raw_ops]
     layers = [str(op.layer_label) for op in raw_ops]
@@ -242,97 +250,86 @@ def _read(log: Any, show_buffers: str) -> TraceIR:
             name_of[label] = label
     location = _Locations()
     dtype_names: dict[Any, str | None] = {}
-
-    def dtype_name(dtype: Any) -> str | None:
-        try:
-            return dtype_names[dtype]
-        except KeyError:
-            name = dtype_names[dtype] = _dtype_name(dtype)
-            return name
-        except TypeError:  # unhashable: not a torch.dtype
-            return _dtype_name(dtype)
-
+    role_of = _PSEUDO_ROLES.get
     ops: list[OpIR] = []
+    append = ops.append
     for op, label, layer in zip(raw_ops, labels, layers):
-        n_passes = passes[layer]
         name = name_of[label]
         op_type = str(op.type)
         # TorchLens' pseudo-ops carry their role as their type (input / output / buffer);
         # the flag confirms it. Every other type is a compute op (one attribute read).
-        role = _PSEUDO_ROLES.get(op_type, ROLE_OP)
+        role = role_of(op_type, ROLE_OP)
         if role != ROLE_OP and not getattr(op, _PSEUDO_FLAGS[role]):
             role = ROLE_OP
         raw_parents = op.parents
-        parents_raw = tuple(map(str, raw_parents)) if raw_parents else ()
         parents: tuple[str, ...] = ()
         ports: tuple[str, ...] = ()
-        if parents_raw:
+        parents_raw: tuple[str, ...] = ()
+        if raw_parents:
+            parents_raw = tuple(map(str, raw_parents))
             parents, ports = _wire(log, name_of, parents_raw, op.parent_arg_positions)
-        is_compute = role == ROLE_OP
-        params: tuple[tuple[str, tuple[int, ...]], ...] = ()
-        n_params = 0
-        function = duration = flops = mo_index = where = None
-        if is_compute:
-            n_params = int(op.num_params or 0)
-            if n_params:
-                names_p = list(op.param_names or ())
-                shapes_p = list(op.param_shapes or ())
-                params = tuple(
-                    (str(n), tuple(int(d) for d in s)) for n, s in zip(names_p, shapes_p)
-                )
-            function = str(op.func_qualname or op.func_name)
-            duration = _finite_float(op.func_duration)
-            flops = _count(op.flops_forward)
-            index = op.multi_output_index
-            if index is not None and getattr(op, "in_multi_output", False):
-                mo_index = int(index)
-            where = location(op.code_context)
         raw_calls = op.module_call_stack
         calls = tuple(map(str, raw_calls)) if raw_calls else ()
         address = getattr(op, "address", None) if (calls or role == ROLE_BUFFER) else None
-        if role == ROLE_BUFFER and hides_buffer(show_buffers, str(address) if address else None):
-            ops.append(
+        address = str(address) if address else None
+        if role == ROLE_BUFFER and hides_buffer(show_buffers, address):
+            # Hidden by the policy: only what the policy itself needs.
+            append(
+                OpIR(name, layer, _pass_from_label(label, op), passes[layer], op_type, role, None, None,
+                     parents, ports, None, calls, None, None, None, None, 0, (), None, address, None, None)
+            )
+            continue
+        shape = _shape(op.shape)
+        dtype_raw = op.dtype
+        try:
+            dtype = dtype_names[dtype_raw]
+        except KeyError:
+            dtype = dtype_names[dtype_raw] = _dtype_name(dtype_raw)
+        except TypeError:
+            dtype = _dtype_name(dtype_raw)
+        nbytes = _count(op.activation_memory) if role != ROLE_OUTPUT else None
+        if role == ROLE_OP:
+            params: tuple[tuple[str, tuple[int, ...]], ...] = ()
+            n_params = int(op.num_params or 0)
+            if n_params:
+                params = tuple(
+                    (str(n), tuple(int(d) for d in s))
+                    for n, s in zip(list(op.param_names or ()), list(op.param_shapes or ()))
+                )
+            index = op.multi_output_index
+            append(
                 OpIR(
-                    name=name,
-                    layer=layer,
-                    pass_index=_pass_from_label(label, op),
-                    num_passes=n_passes,
-                    op_type=op_type,
-                    role=role,
-                    shape=None,
-                    dtype=None,
-                    parents=parents,
-                    ports=ports,
-                    module_calls=calls,
-                    buffer_address=str(address) if address else None,
+                    name,
+                    layer,
+                    _pass_from_label(label, op),
+                    passes[layer],
+                    op_type,
+                    role,
+                    shape,
+                    dtype,
+                    parents,
+                    ports,
+                    str(op.func_qualname or op.func_name),
+                    calls,
+                    address if (address and calls) else None,
+                    _finite_float(op.func_duration),
+                    _count(op.flops_forward),
+                    nbytes,
+                    n_params,
+                    params,
+                    int(index) if index is not None and getattr(op, "in_multi_output", False) else None,
+                    None,
+                    None,
+                    location(op.code_context),
                 )
             )
             continue
-        ops.append(
-            OpIR(
-                name=name,
-                layer=layer,
-                pass_index=_pass_from_label(label, op),
-                num_passes=n_passes,
-                op_type=op_type,
-                role=role,
-                shape=_shape(op.shape),
-                dtype=dtype_name(op.dtype),
-                parents=parents,
-                ports=ports,
-                function=function,
-                module_calls=calls,
-                module_path=(str(address) if (address and role != ROLE_BUFFER and calls) else None),
-                duration_s=duration,
-                flops=flops,
-                nbytes=_count(op.activation_memory) if role != ROLE_OUTPUT else None,
-                num_params=n_params,
-                params=params,
-                multi_output_index=mo_index,
-                buffer_address=str(address) if role == ROLE_BUFFER and address else None,
-                buffer_access=_buffer_access(op, parents_raw) if role == ROLE_BUFFER else None,
-                location=where,
-            )
+        is_buffer = role == ROLE_BUFFER
+        append(
+            OpIR(name, layer, _pass_from_label(label, op), passes[layer], op_type, role, shape, dtype,
+                 parents, ports, None, calls, None if is_buffer or not (address and calls) else address,
+                 None, None, nbytes, 0, (), None, address if is_buffer else None,
+                 _buffer_access(op, parents_raw) if is_buffer else None, None)
         )
     return TraceIR(
         ops=tuple(ops),
@@ -342,6 +339,16 @@ def _read(log: Any, show_buffers: str) -> TraceIR:
         torchlens_version=_version("torchlens"),
         torch_version=_version("torch"),
     )
+
+
+# OpIR is built positionally in _read (keywords cost ~1 us per op): its field order is pinned.
+_OPIR_FIELDS = (
+    "name", "layer", "pass_index", "num_passes", "op_type", "role", "shape", "dtype", "parents", "ports",
+    "function", "module_calls", "module_path", "duration_s", "flops", "nbytes", "num_params", "params",
+    "multi_output_index", "buffer_address", "buffer_access", "location",
+)  # fmt: skip
+if tuple(f.name for f in fields(OpIR)) != _OPIR_FIELDS:  # pragma: no cover - guards an edit of ir.py
+    raise RuntimeError("tlnetron.ir.OpIR's fields changed: update reader._OPIR_FIELDS and _read's OpIR(...) calls")
 
 
 def _wire(
