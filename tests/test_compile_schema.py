@@ -157,3 +157,26 @@ def test_output_is_deterministic() -> None:
     first = COMPILER.compile_schema(schema, lambda ref, doc: (doc, doc))
     assert first == COMPILER.compile_schema(schema, lambda ref, doc: (doc, doc))
     assert "frozenset({" not in first  # set reprs vary between runs; the compiler sorts
+
+
+@pytest.mark.parametrize("pattern", sorted(COMPILER.PATTERN_PREDICATES))
+@settings(max_examples=500, deadline=None)
+@given(text=st.text(alphabet=st.sampled_from(["a", " ", "\n", "\r", "\u2028", "\x85", "\t", "é"]), max_size=6) | st.text(max_size=8))
+def test_pattern_predicates_match_exactly_what_the_regex_matches(pattern: str, text: str) -> None:
+    import re
+
+    predicate = eval(COMPILER.PATTERN_PREDICATES[pattern].format(v="text"))
+    assert predicate == (re.search(pattern, text) is not None), repr(text)
+
+
+def test_pattern_predicates_are_used_and_other_patterns_still_compile_to_re() -> None:
+    line = next(iter(COMPILER.PATTERN_PREDICATES))
+    check = _compile({"type": "string", "pattern": line})
+    check("one line")
+    with pytest.raises(ERRORS.JsonSchemaValueException) as caught:
+        check("two\nlines")
+    assert caught.value.rule == "pattern"
+    source = COMPILER.compile_schema({"type": "string", "pattern": line}, lambda ref, doc: (doc, doc))
+    assert "re.compile" not in source
+    source = COMPILER.compile_schema({"type": "string", "pattern": "^a+$"}, lambda ref, doc: (doc, doc))
+    assert "re.compile('^a+$').search" in source

@@ -175,12 +175,12 @@ class _Locations:
                 return known[2]
         frames = list(code_context)
         candidates = frames[:-1] or frames
-        chosen = candidates[-1]
+        known_frames = self._frames
         for f in reversed(candidates):
-            if not self._frame(f)[1]:
-                chosen = f
-                break
-        return self._frame(chosen)[2]
+            known = known_frames.get(id(f)) or self._frame(f)
+            if not known[1]:
+                return known[2]
+        return self._frame(candidates[-1])[2]
 
 
 def _buffer_access(op: Any, parents: tuple[str, ...]) -> str | None:

@@ -76,7 +76,6 @@ _R6 = ('kind', 'target', 'name', 'value')
 _E7 = frozenset(('graph', 'model', 'node', 'tensor', 'value'))
 _D8 = {'description': 'Row kinds Netron 9.3 shows in its sidebar (reader contract, section 7). Any other kind is stored by Netron but never shown.', 'enum': ['model', 'graph', 'node', 'value', 'tensor'], 'x-members': {'model': 'Model Properties; target must be the empty string.', 'graph': 'Graph or Function Properties.', 'node': 'Node Properties; target is a node name in the top graph or a function body.', 'value': 'Connection Properties (click an edge); target is a value name.', 'tensor': 'Tensor Properties (initializers only).'}}
 _D9 = {'type': 'string', 'pattern': '^[^\\n\\r]*(?![\\s\\S])'}
-_P0 = re.compile('^[^\\n\\r]*(?![\\s\\S])').search
 _D10 = {'type': 'string', 'minLength': 1, 'pattern': '^[^\\n\\r]*(?![\\s\\S])'}
 _D11 = {'description': 'What Netron renders: a finite number, a string, a boolean, or a flat array of those (comma-joined). null renders blank and objects render as k: v lists, so both are refused.', 'type': ['string', 'number', 'boolean', 'array'], 'items': {'type': ['string', 'number', 'boolean']}}
 _D12 = {'type': ['string', 'number', 'boolean']}
@@ -116,7 +115,7 @@ def _validate(data, path=('data',)):
                                     if not (v6.__class__ is str or isinstance(v6, str)):
                                         _fail('must be string', v6, path, ('metadata', v3, 'target', ), _D9, 'type')
                                     if True:
-                                        if _P0(v6) is None:
+                                        if not ('\n' not in v6 and '\r' not in v6):
                                             _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v6, path, ('metadata', v3, 'target', ), _D9, 'pattern')
                                 elif v5 == 'name':
                                     if not (v6.__class__ is str or isinstance(v6, str)):
@@ -125,7 +124,7 @@ def _validate(data, path=('data',)):
                                         v7 = len(v6)
                                         if v7 < 1:
                                             _fail('must be longer than or equal to 1 characters', v6, path, ('metadata', v3, 'name', ), _D10, 'minLength')
-                                        if _P0(v6) is None:
+                                        if not ('\n' not in v6 and '\r' not in v6):
                                             _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v6, path, ('metadata', v3, 'name', ), _D10, 'pattern')
                                 elif v5 == 'value':
                                     if not (v6.__class__ is str or isinstance(v6, str) or v6.__class__ is int or v6.__class__ is float or _is_number(v6) or v6 is True or v6 is False or isinstance(v6, (list, tuple))):
@@ -166,7 +165,7 @@ def _validate(data, path=('data',)):
                                     if not (v13.__class__ is str or isinstance(v13, str)):
                                         _fail('must be string', v13, path, ('metrics', v10, 'target', ), _D9, 'type')
                                     if True:
-                                        if _P0(v13) is None:
+                                        if not ('\n' not in v13 and '\r' not in v13):
                                             _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v13, path, ('metrics', v10, 'target', ), _D9, 'pattern')
                                 elif v12 == 'name':
                                     if not (v13.__class__ is str or isinstance(v13, str)):
@@ -175,7 +174,7 @@ def _validate(data, path=('data',)):
                                         v14 = len(v13)
                                         if v14 < 1:
                                             _fail('must be longer than or equal to 1 characters', v13, path, ('metrics', v10, 'name', ), _D10, 'minLength')
-                                        if _P0(v13) is None:
+                                        if not ('\n' not in v13 and '\r' not in v13):
                                             _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v13, path, ('metrics', v10, 'name', ), _D10, 'pattern')
                                 elif v12 == 'value':
                                     if not (v13.__class__ is str or isinstance(v13, str) or v13.__class__ is int or v13.__class__ is float or _is_number(v13) or v13 is True or v13 is False or isinstance(v13, (list, tuple))):

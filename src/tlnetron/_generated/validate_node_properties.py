@@ -72,7 +72,6 @@ _E2 = frozenset(('buffer', 'input', 'layer', 'module_call', 'op', 'output'))
 _D3 = {'description': 'What an exported node stands for.', 'enum': ['op', 'layer', 'module_call', 'buffer', 'input', 'output'], 'x-members': {'op': 'One TorchLens op (one pass).', 'layer': 'One TorchLens Layer: every pass of an op merged (rolled view).', 'module_call': 'One call of an nn.Module, drawn as a FunctionProto call (module view).', 'buffer': 'A buffer read or write pseudo-op.', 'input': 'A model input whose shape is not known (ONNX graph inputs must state one), drawn as a node instead.', 'output': 'A model output that needs its own node: it repeats another output, is a model input, or has no statable shape (ONNX graph outputs must state one).'}}
 _D4 = {'type': 'object', 'additionalProperties': False, 'properties': {'function': {'$ref': '#/definitions/line', 'x-onnx-type': 'STRING', 'description': 'The torch function TorchLens wrapped (qualified name).'}, 'module_path': {'$ref': '#/definitions/line', 'x-onnx-type': 'STRING', 'description': 'Address of the innermost module (op) or of the called module (module call). Deliberately not named module.'}, 'class_name': {'$ref': '#/definitions/line', 'x-onnx-type': 'STRING', 'description': 'The nn.Module class of a module call.'}, 'call_index': {'$ref': '#/definitions/positive', 'x-onnx-type': 'INT', 'description': 'Which call of the module this node draws (1-based).'}, 'num_params': {'$ref': '#/definitions/positive', 'x-onnx-type': 'INT', 'description': 'Parameter elements feeding the op, or owned by the called module including submodules. Absent when none.'}, 'params': {'$ref': '#/definitions/text', 'x-onnx-type': 'STRING', 'description': 'Parameters feeding the op with their shapes.'}, 'layer': {'$ref': '#/definitions/line', 'x-onnx-type': 'STRING', 'description': 'TorchLens layer label (rolled identity) when it differs from the node name.'}, 'pass': {'$ref': '#/definitions/positive', 'x-onnx-type': 'INT', 'description': 'Pass index of this op within its layer, when the layer ran more than once.'}, 'passes': {'$ref': '#/definitions/positive', 'x-onnx-type': 'INT', 'description': 'How many passes the layer ran (shown when more than one).'}, 'multi_output_index': {'$ref': '#/definitions/index', 'x-onnx-type': 'INT', 'description': 'Position of this output among the outputs of one multi-output call.'}, 'buffer_address': {'$ref': '#/definitions/line', 'x-onnx-type': 'STRING', 'description': 'Address of the buffer a buffer pseudo-op reads or writes.'}, 'buffer_access': {'enum': ['read', 'write (inplace)', 'write (fused)', 'write'], 'x-onnx-type': 'STRING', 'description': 'Whether a buffer pseudo-op reads or writes the buffer.'}, 'untyped_output': {'$ref': '#/definitions/text', 'x-onnx-type': 'STRING', 'description': 'Why the output edge carries no shape (a dtype with no ONNX element type, or shapes that differ across passes).'}, 'shape_variants': {'$ref': '#/definitions/text', 'x-onnx-type': 'STRING', 'description': 'Rolled view: the output shape of each pass, when passes disagree.'}, 'dtype_variants': {'$ref': '#/definitions/text', 'x-onnx-type': 'STRING', 'description': 'Rolled view: the output dtype of each pass, when passes disagree.'}, 'recurrence': {'$ref': '#/definitions/text', 'x-onnx-type': 'STRING', 'description': 'Rolled view: feedback from later passes, disclosed instead of drawn (a drawn feedback edge is a cycle the checker rejects).'}, 'hidden': {'$ref': '#/definitions/text', 'x-onnx-type': 'STRING', 'description': 'What the buffer policy left out inside a module call.'}}}
 _D5 = {'type': 'string', 'minLength': 1, 'maxLength': 2000, 'pattern': '^[^\\n\\r]*(?![\\s\\S])'}
-_P0 = re.compile('^[^\\n\\r]*(?![\\s\\S])').search
 _D6 = {'type': 'integer', 'minimum': 1}
 _D7 = {'type': 'string', 'minLength': 1, 'maxLength': 2000}
 _D8 = {'type': 'integer', 'minimum': 0}
@@ -81,7 +80,7 @@ _D10 = {'enum': ['read', 'write (inplace)', 'write (fused)', 'write'], 'x-onnx-t
 _K11 = ('function', 'module_path', 'class_name', 'call_index', 'num_params', 'params', 'layer', 'pass', 'passes', 'multi_output_index', 'buffer_address', 'buffer_access', 'untyped_output', 'shape_variants', 'dtype_variants', 'recurrence', 'hidden')
 _D12 = {'type': 'object', 'additionalProperties': False, 'properties': {'input_names': {'type': 'string', 'pattern': "^\\['[^'\\n]*'(, '[^'\\n]*')*\\](?![\\s\\S])", 'description': "Netron's input port naming hook (Python list repr, single quotes); Netron consumes it."}, 'observed_duration': {'$ref': '#/definitions/line', 'description': 'Observed wall time of the wrapped call (rolled view: summed over passes, per-pass time beside it), worded with its unit.'}, 'estimated_flops': {'$ref': '#/definitions/line', 'description': "Estimated forward FLOPs (TorchLens' rule); absent when no rule applies."}, 'captured_bytes': {'$ref': '#/definitions/line', 'description': 'Bytes of the captured output tensor.'}, 'inclusive_time': {'$ref': '#/definitions/line', 'description': 'Module call: observed time of every op inside, inclusive.'}, 'inclusive_flops': {'$ref': '#/definitions/line', 'description': 'Module call: estimated FLOPs of every op inside, inclusive.'}, 'inclusive_bytes': {'$ref': '#/definitions/line', 'description': 'Module call: captured bytes of every op inside, inclusive.'}, 'inclusive_ops': {'$ref': '#/definitions/line', 'description': 'Module call: ops inside, inclusive.'}, 'torchlens.diff.status': {'$ref': 'urn:tlnetron:schema:vocabularies:1#/definitions/diff_status'}, 'torchlens.diff.max_abs_delta': {'$ref': '#/definitions/line'}, 'torchlens.diff.reference_label': {'$ref': '#/definitions/line'}, 'torchlens.diff.verdict': {'$ref': '#/definitions/line'}, 'torchlens.diff.detail': {'$ref': '#/definitions/text'}, 'torchlens.diff.row_counts': {'$ref': '#/definitions/line'}}}
 _D13 = {'type': 'string', 'pattern': "^\\['[^'\\n]*'(, '[^'\\n]*')*\\](?![\\s\\S])", 'description': "Netron's input port naming hook (Python list repr, single quotes); Netron consumes it."}
-_P1 = re.compile("^\\['[^'\\n]*'(, '[^'\\n]*')*\\](?![\\s\\S])").search
+_P0 = re.compile("^\\['[^'\\n]*'(, '[^'\\n]*')*\\](?![\\s\\S])").search
 _E14 = frozenset(('added', 'changed', 'excluded_machinery', 'removed', 'unreachable', 'unresolved', 'zero'))
 _D15 = {'description': "TorchLens' closed differential status vocabulary.", 'enum': ['added', 'removed', 'unresolved', 'excluded_machinery', 'unreachable', 'zero', 'changed'], 'x-members': {'added': 'Only in the subject capture.', 'removed': 'Only in the reference capture.', 'unresolved': 'Pairing refused (for example different pass counts).', 'excluded_machinery': 'An engine-inserted op, excluded from comparison.', 'unreachable': 'No payload to compare (structure-only capture).', 'zero': 'Paired and numerically equal.', 'changed': 'Paired and numerically different.'}}
 _K16 = ('input_names', 'observed_duration', 'estimated_flops', 'captured_bytes', 'inclusive_time', 'inclusive_flops', 'inclusive_bytes', 'inclusive_ops', 'torchlens.diff.status', 'torchlens.diff.max_abs_delta', 'torchlens.diff.reference_label', 'torchlens.diff.verdict', 'torchlens.diff.detail', 'torchlens.diff.row_counts')
@@ -112,7 +111,7 @@ def _validate(data, path=('data',)):
                                     _fail('must be longer than or equal to 1 characters', v4, path, ('attributes', 'function', ), _D5, 'minLength')
                                 if v5 > 2000:
                                     _fail('must be shorter than or equal to 2000 characters', v4, path, ('attributes', 'function', ), _D5, 'maxLength')
-                                if _P0(v4) is None:
+                                if not ('\n' not in v4 and '\r' not in v4):
                                     _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v4, path, ('attributes', 'function', ), _D5, 'pattern')
                         elif v3 == 'module_path':
                             if not (v4.__class__ is str or isinstance(v4, str)):
@@ -123,7 +122,7 @@ def _validate(data, path=('data',)):
                                     _fail('must be longer than or equal to 1 characters', v4, path, ('attributes', 'module_path', ), _D5, 'minLength')
                                 if v6 > 2000:
                                     _fail('must be shorter than or equal to 2000 characters', v4, path, ('attributes', 'module_path', ), _D5, 'maxLength')
-                                if _P0(v4) is None:
+                                if not ('\n' not in v4 and '\r' not in v4):
                                     _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v4, path, ('attributes', 'module_path', ), _D5, 'pattern')
                         elif v3 == 'class_name':
                             if not (v4.__class__ is str or isinstance(v4, str)):
@@ -134,7 +133,7 @@ def _validate(data, path=('data',)):
                                     _fail('must be longer than or equal to 1 characters', v4, path, ('attributes', 'class_name', ), _D5, 'minLength')
                                 if v7 > 2000:
                                     _fail('must be shorter than or equal to 2000 characters', v4, path, ('attributes', 'class_name', ), _D5, 'maxLength')
-                                if _P0(v4) is None:
+                                if not ('\n' not in v4 and '\r' not in v4):
                                     _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v4, path, ('attributes', 'class_name', ), _D5, 'pattern')
                         elif v3 == 'call_index':
                             if not (v4.__class__ is int or _is_integer(v4)):
@@ -164,7 +163,7 @@ def _validate(data, path=('data',)):
                                     _fail('must be longer than or equal to 1 characters', v4, path, ('attributes', 'layer', ), _D5, 'minLength')
                                 if v9 > 2000:
                                     _fail('must be shorter than or equal to 2000 characters', v4, path, ('attributes', 'layer', ), _D5, 'maxLength')
-                                if _P0(v4) is None:
+                                if not ('\n' not in v4 and '\r' not in v4):
                                     _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v4, path, ('attributes', 'layer', ), _D5, 'pattern')
                         elif v3 == 'pass':
                             if not (v4.__class__ is int or _is_integer(v4)):
@@ -190,7 +189,7 @@ def _validate(data, path=('data',)):
                                     _fail('must be longer than or equal to 1 characters', v4, path, ('attributes', 'buffer_address', ), _D5, 'minLength')
                                 if v10 > 2000:
                                     _fail('must be shorter than or equal to 2000 characters', v4, path, ('attributes', 'buffer_address', ), _D5, 'maxLength')
-                                if _P0(v4) is None:
+                                if not ('\n' not in v4 and '\r' not in v4):
                                     _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v4, path, ('attributes', 'buffer_address', ), _D5, 'pattern')
                         elif v3 == 'buffer_access':
                             if not (v4.__class__ is str or isinstance(v4, str)) or v4 not in _E9:
@@ -251,7 +250,7 @@ def _validate(data, path=('data',)):
                             if not (v17.__class__ is str or isinstance(v17, str)):
                                 _fail('must be string', v17, path, ('metadata', 'input_names', ), _D13, 'type')
                             if True:
-                                if _P1(v17) is None:
+                                if _P0(v17) is None:
                                     _fail("must match pattern ^\\['[^'\\n]*'(, '[^'\\n]*')*\\](?![\\s\\S])", v17, path, ('metadata', 'input_names', ), _D13, 'pattern')
                         elif v16 == 'observed_duration':
                             if not (v17.__class__ is str or isinstance(v17, str)):
@@ -262,7 +261,7 @@ def _validate(data, path=('data',)):
                                     _fail('must be longer than or equal to 1 characters', v17, path, ('metadata', 'observed_duration', ), _D5, 'minLength')
                                 if v18 > 2000:
                                     _fail('must be shorter than or equal to 2000 characters', v17, path, ('metadata', 'observed_duration', ), _D5, 'maxLength')
-                                if _P0(v17) is None:
+                                if not ('\n' not in v17 and '\r' not in v17):
                                     _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v17, path, ('metadata', 'observed_duration', ), _D5, 'pattern')
                         elif v16 == 'estimated_flops':
                             if not (v17.__class__ is str or isinstance(v17, str)):
@@ -273,7 +272,7 @@ def _validate(data, path=('data',)):
                                     _fail('must be longer than or equal to 1 characters', v17, path, ('metadata', 'estimated_flops', ), _D5, 'minLength')
                                 if v19 > 2000:
                                     _fail('must be shorter than or equal to 2000 characters', v17, path, ('metadata', 'estimated_flops', ), _D5, 'maxLength')
-                                if _P0(v17) is None:
+                                if not ('\n' not in v17 and '\r' not in v17):
                                     _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v17, path, ('metadata', 'estimated_flops', ), _D5, 'pattern')
                         elif v16 == 'captured_bytes':
                             if not (v17.__class__ is str or isinstance(v17, str)):
@@ -284,7 +283,7 @@ def _validate(data, path=('data',)):
                                     _fail('must be longer than or equal to 1 characters', v17, path, ('metadata', 'captured_bytes', ), _D5, 'minLength')
                                 if v20 > 2000:
                                     _fail('must be shorter than or equal to 2000 characters', v17, path, ('metadata', 'captured_bytes', ), _D5, 'maxLength')
-                                if _P0(v17) is None:
+                                if not ('\n' not in v17 and '\r' not in v17):
                                     _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v17, path, ('metadata', 'captured_bytes', ), _D5, 'pattern')
                         elif v16 == 'inclusive_time':
                             if not (v17.__class__ is str or isinstance(v17, str)):
@@ -295,7 +294,7 @@ def _validate(data, path=('data',)):
                                     _fail('must be longer than or equal to 1 characters', v17, path, ('metadata', 'inclusive_time', ), _D5, 'minLength')
                                 if v21 > 2000:
                                     _fail('must be shorter than or equal to 2000 characters', v17, path, ('metadata', 'inclusive_time', ), _D5, 'maxLength')
-                                if _P0(v17) is None:
+                                if not ('\n' not in v17 and '\r' not in v17):
                                     _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v17, path, ('metadata', 'inclusive_time', ), _D5, 'pattern')
                         elif v16 == 'inclusive_flops':
                             if not (v17.__class__ is str or isinstance(v17, str)):
@@ -306,7 +305,7 @@ def _validate(data, path=('data',)):
                                     _fail('must be longer than or equal to 1 characters', v17, path, ('metadata', 'inclusive_flops', ), _D5, 'minLength')
                                 if v22 > 2000:
                                     _fail('must be shorter than or equal to 2000 characters', v17, path, ('metadata', 'inclusive_flops', ), _D5, 'maxLength')
-                                if _P0(v17) is None:
+                                if not ('\n' not in v17 and '\r' not in v17):
                                     _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v17, path, ('metadata', 'inclusive_flops', ), _D5, 'pattern')
                         elif v16 == 'inclusive_bytes':
                             if not (v17.__class__ is str or isinstance(v17, str)):
@@ -317,7 +316,7 @@ def _validate(data, path=('data',)):
                                     _fail('must be longer than or equal to 1 characters', v17, path, ('metadata', 'inclusive_bytes', ), _D5, 'minLength')
                                 if v23 > 2000:
                                     _fail('must be shorter than or equal to 2000 characters', v17, path, ('metadata', 'inclusive_bytes', ), _D5, 'maxLength')
-                                if _P0(v17) is None:
+                                if not ('\n' not in v17 and '\r' not in v17):
                                     _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v17, path, ('metadata', 'inclusive_bytes', ), _D5, 'pattern')
                         elif v16 == 'inclusive_ops':
                             if not (v17.__class__ is str or isinstance(v17, str)):
@@ -328,7 +327,7 @@ def _validate(data, path=('data',)):
                                     _fail('must be longer than or equal to 1 characters', v17, path, ('metadata', 'inclusive_ops', ), _D5, 'minLength')
                                 if v24 > 2000:
                                     _fail('must be shorter than or equal to 2000 characters', v17, path, ('metadata', 'inclusive_ops', ), _D5, 'maxLength')
-                                if _P0(v17) is None:
+                                if not ('\n' not in v17 and '\r' not in v17):
                                     _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v17, path, ('metadata', 'inclusive_ops', ), _D5, 'pattern')
                         elif v16 == 'torchlens.diff.status':
                             if not (v17.__class__ is str or isinstance(v17, str)) or v17 not in _E14:
@@ -342,7 +341,7 @@ def _validate(data, path=('data',)):
                                     _fail('must be longer than or equal to 1 characters', v17, path, ('metadata', 'torchlens.diff.max_abs_delta', ), _D5, 'minLength')
                                 if v25 > 2000:
                                     _fail('must be shorter than or equal to 2000 characters', v17, path, ('metadata', 'torchlens.diff.max_abs_delta', ), _D5, 'maxLength')
-                                if _P0(v17) is None:
+                                if not ('\n' not in v17 and '\r' not in v17):
                                     _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v17, path, ('metadata', 'torchlens.diff.max_abs_delta', ), _D5, 'pattern')
                         elif v16 == 'torchlens.diff.reference_label':
                             if not (v17.__class__ is str or isinstance(v17, str)):
@@ -353,7 +352,7 @@ def _validate(data, path=('data',)):
                                     _fail('must be longer than or equal to 1 characters', v17, path, ('metadata', 'torchlens.diff.reference_label', ), _D5, 'minLength')
                                 if v26 > 2000:
                                     _fail('must be shorter than or equal to 2000 characters', v17, path, ('metadata', 'torchlens.diff.reference_label', ), _D5, 'maxLength')
-                                if _P0(v17) is None:
+                                if not ('\n' not in v17 and '\r' not in v17):
                                     _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v17, path, ('metadata', 'torchlens.diff.reference_label', ), _D5, 'pattern')
                         elif v16 == 'torchlens.diff.verdict':
                             if not (v17.__class__ is str or isinstance(v17, str)):
@@ -364,7 +363,7 @@ def _validate(data, path=('data',)):
                                     _fail('must be longer than or equal to 1 characters', v17, path, ('metadata', 'torchlens.diff.verdict', ), _D5, 'minLength')
                                 if v27 > 2000:
                                     _fail('must be shorter than or equal to 2000 characters', v17, path, ('metadata', 'torchlens.diff.verdict', ), _D5, 'maxLength')
-                                if _P0(v17) is None:
+                                if not ('\n' not in v17 and '\r' not in v17):
                                     _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v17, path, ('metadata', 'torchlens.diff.verdict', ), _D5, 'pattern')
                         elif v16 == 'torchlens.diff.detail':
                             if not (v17.__class__ is str or isinstance(v17, str)):
@@ -384,7 +383,7 @@ def _validate(data, path=('data',)):
                                     _fail('must be longer than or equal to 1 characters', v17, path, ('metadata', 'torchlens.diff.row_counts', ), _D5, 'minLength')
                                 if v29 > 2000:
                                     _fail('must be shorter than or equal to 2000 characters', v17, path, ('metadata', 'torchlens.diff.row_counts', ), _D5, 'maxLength')
-                                if _P0(v17) is None:
+                                if not ('\n' not in v17 and '\r' not in v17):
                                     _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v17, path, ('metadata', 'torchlens.diff.row_counts', ), _D5, 'pattern')
                         else:
                             _fail('must not contain ' + str(sorted(k for k in v2 if k not in _K16)) + ' properties', v2, path, ('metadata', ), _D12, 'additionalProperties')
