@@ -257,3 +257,12 @@ def test_companion_refusal_at_export_leaves_existing_files_as_they_were(log: tor
         warnings.simplefilter("ignore", TlnetronWarning)
         result = export_ir(TraceIR(ops=ops), path, granularity="op", depth=None, show_buffers="meaningful", attachment=False)
     assert path.read_text(encoding="utf-8") == result.artifact_json
+
+
+def test_a_stale_backup_from_a_killed_run_is_replaced_not_fatal(log: torchlens.Trace, tmp_path: Path) -> None:
+    path, _ = _existing_pair(log, tmp_path)
+    stale = tmp_path / f".{path.name}.{os.getpid()}.tlnetron-bak"
+    stale.write_bytes(b"left behind by a killed export")
+    result = _export(log, path, granularity="module")
+    assert path.read_text(encoding="utf-8") == result.artifact_json
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []

@@ -44,12 +44,14 @@ def write_atomically(files: list[tuple[Path, bytes]]) -> None:
                 fh.write(data)
                 fh.flush()
                 os.fsync(fh.fileno())
-        for path, _ in files:
+        # Only files replaced before the last one can need restoring.
+        for path, _ in files[:-1]:
             if path.exists():
                 backup = path.with_name(f".{path.name}.{os.getpid()}.tlnetron-bak")
-                with contextlib.suppress(FileNotFoundError):
-                    backup.unlink()
                 try:
+                    os.link(path, backup)
+                except FileExistsError:  # left behind by a killed run with our pid
+                    backup.unlink()
                     os.link(path, backup)
                 except OSError:
                     shutil.copy2(path, backup)
@@ -72,7 +74,7 @@ def write_atomically(files: list[tuple[Path, bytes]]) -> None:
             remedy="choose a folder you can write to, with free space.",
         ) from exc
     finally:
-        for tmp in tmps:
+        for tmp in tmps[len(replaced) :]:  # replaced ones were renamed away
             with contextlib.suppress(OSError):
                 tmp.unlink()
         for _, backup in backups:
