@@ -29,7 +29,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["CompileError", "compile_schema"]
+__all__ = ["RUNTIME", "CompileError", "compile_schema"]
 
 # Keywords that only annotate (never reject a value).
 ANNOTATIONS = frozenset(
@@ -87,7 +87,11 @@ def _json_equal_key(value: Any) -> Any:
 
 
 RUNTIME = '''\
-_MISSING = object()
+"""Helpers shared by every generated validator (written once, as ``_generated/_runtime.py``)."""
+
+from ._errors import JsonSchemaValueException
+
+__all__ = ["_fail", "_is_integer", "_is_number", "_json_key"]
 
 
 def _name(path, *more):
@@ -395,8 +399,7 @@ def compile_schema(
         "import re",
         "",
         "from ._errors import JsonSchemaValueException",
-        "",
-        RUNTIME,
+        "from ._runtime import _fail, _is_integer, _is_number, _json_key",
         "",
         *compiler.consts,
         "",

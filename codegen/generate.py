@@ -8,6 +8,7 @@ The schemas are the single source of truth. This script writes:
 * ``validate_<name>.py``    one validator per non-vocabulary schema, compiled by
                             ``codegen/compile_schema.py`` (plain Python, no dependency);
 * ``_errors.py``            the exception classes those validators raise;
+* ``_runtime.py``           the helpers the validators share (data paths, JSON equality);
 * ``schemas/*.json``        byte-identical copies of every schema (shipped in the wheel).
 
 Usage::
@@ -373,7 +374,7 @@ def validator_module(schema: Schema) -> str:
     return "validate_" + re.sub(r"[^0-9A-Za-z]+", "_", stem).strip("_").lower()
 
 
-def _compiler() -> tuple[type[Exception], Any]:
+def _compiler_module() -> Any:
     """``compile_schema.py`` beside this file (codegen/ is scripts, not a package)."""
     import importlib.util
 
@@ -385,7 +386,19 @@ def _compiler() -> tuple[type[Exception], Any]:
         module = importlib.util.module_from_spec(spec)
         sys.modules["_tlnetron_compile_schema"] = module
         spec.loader.exec_module(module)
+    return module
+
+
+def _compiler() -> tuple[type[Exception], Any]:
+    module = _compiler_module()
     return module.CompileError, module.compile_schema
+
+
+def render_runtime() -> str:
+    """``_runtime.py``: the helpers every compiled validator imports."""
+    body: str = _compiler_module().RUNTIME
+    head = [*header(["codegen/compile_schema.py (no schema input)"]), "# mypy: ignore-errors"]
+    return "\n".join(head) + "\n" + body
 
 
 def render_validator(schema: Schema, schemas: dict[str, Schema]) -> str:
@@ -551,6 +564,7 @@ def render(schema_dir: Path) -> dict[str, bytes]:
     files: dict[str, str | bytes] = {
         "__init__.py": "\n".join(header(["schema/*.json (see vocab.py for digests)"])) + "\n",
         "_errors.py": render_errors(),
+        "_runtime.py": render_runtime(),
         "vocab.py": render_vocab(schemas),
     }
     for name in sorted(schemas):

@@ -182,7 +182,7 @@ def test_schema_copies_are_byte_identical() -> None:
 def test_every_generated_module_has_the_header_and_compiles() -> None:
     modules = sorted(GEN_DIR.glob("*.py"))
     assert [p.name for p in modules] == sorted(
-        ["__init__.py", "_errors.py", "vocab.py", *(f"validate_{n.replace('-', '_')}.py" for n in VALIDATED)]
+        ["__init__.py", "_errors.py", "_runtime.py", "vocab.py", *(f"validate_{n.replace('-', '_')}.py" for n in VALIDATED)]
     )
     for path in modules:
         text = path.read_text(encoding="utf-8")
@@ -212,9 +212,14 @@ def test_validators_import_only_the_standard_library_and_their_errors() -> None:
         ]
         assert sorted(imports) == [
             "from ._errors import JsonSchemaValueException",
+            "from ._runtime import _fail, _is_integer, _is_number, _json_key",
             "from typing import TypeVar",
             "import re",
         ], (path.name, imports)
+    runtime = (GEN_DIR / "_runtime.py").read_text(encoding="utf-8")
+    assert [line for line in runtime.splitlines() if re.match(r"(import|from)\s", line)] == [
+        "from ._errors import JsonSchemaValueException"
+    ]
 
 
 def test_generated_package_runs_without_fastjsonschema_and_imports_light() -> None:

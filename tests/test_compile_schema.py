@@ -47,8 +47,11 @@ def _compile(schema: dict[str, Any]) -> Any:
         return node, doc
 
     source = COMPILER.compile_schema(schema, resolve, function="check")
-    source = source.replace("from ._errors import JsonSchemaValueException", "")
     namespace: dict[str, Any] = {"JsonSchemaValueException": ERRORS.JsonSchemaValueException}
+    exec(compile(COMPILER.RUNTIME.replace("from ._errors import JsonSchemaValueException", ""), "<runtime>", "exec"), namespace)
+    for line in ("from ._errors import JsonSchemaValueException", "from ._runtime import _fail, _is_integer, _is_number, _json_key"):
+        assert line in source
+        source = source.replace(line, "")
     exec(compile(source, "<compiled schema>", "exec"), namespace)
     return namespace["check"]
 

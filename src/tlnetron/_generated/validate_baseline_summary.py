@@ -14,56 +14,7 @@ from typing import TypeVar
 import re
 
 from ._errors import JsonSchemaValueException
-
-_MISSING = object()
-
-
-def _name(path, *more):
-    """The data path as fastjsonschema spells it: data.key[3].other."""
-    parts = [*path, *more]
-    out = [str(parts[0])]
-    for part in parts[1:]:
-        out.append(f"[{part}]" if isinstance(part, int) else f".{part}")
-    return "".join(out)
-
-
-def _fail(message, value, path, more, definition, rule):
-    name = _name(path, *more)
-    raise JsonSchemaValueException(f"{name} {message}", value=value, name=name, definition=definition, rule=rule)
-
-
-def _json_key(value):
-    """Hashable; equal exactly when the JSON values are equal (1 == 1.0, True != 1)."""
-    if isinstance(value, bool):
-        return ("b", value)
-    if isinstance(value, (int, float)):
-        if isinstance(value, float) and not value.is_integer():
-            return ("n", value)
-        return ("n", int(value))
-    if isinstance(value, str):
-        return ("s", value)
-    if value is None:
-        return ("z",)
-    if isinstance(value, (list, tuple)):
-        return ("a", tuple(_json_key(v) for v in value))
-    if isinstance(value, dict):
-        return ("o", tuple(sorted((str(k), _json_key(v)) for k, v in value.items())))
-    return ("?", id(value))
-
-
-def _is_integer(value):
-    if value.__class__ is int:
-        return True
-    if isinstance(value, bool):
-        return False
-    if isinstance(value, int):
-        return True
-    return isinstance(value, float) and value.is_integer()
-
-
-def _is_number(value):
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
+from ._runtime import _fail, _is_integer, _is_number, _json_key
 
 _D0 = {'$schema': 'http://json-schema.org/draft-07/schema#', '$id': 'urn:tlnetron:schema:baseline-summary:1', 'title': 'tlnetron baseline diff summary', 'description': 'The decoded value of the model metadata row torchlens.baseline when baseline_kind is trace.', 'version': '1.0.0', 'type': 'object', 'additionalProperties': False, 'required': ['direction', 'row_counts', 'removed_labels', 'source'], 'properties': {'direction': {'type': 'object', 'additionalProperties': False, 'required': ['subject', 'reference'], 'properties': {'subject': {'type': 'string', 'description': 'The exported capture (what the graph draws).'}, 'reference': {'type': 'string', 'description': 'The baseline capture compared against.'}}}, 'row_counts': {'type': 'object', 'additionalProperties': False, 'required': ['added', 'removed', 'unresolved', 'excluded_machinery', 'unreachable', 'zero', 'changed'], 'properties': {'added': {'type': 'integer', 'minimum': 0}, 'removed': {'type': 'integer', 'minimum': 0}, 'unresolved': {'type': 'integer', 'minimum': 0}, 'excluded_machinery': {'type': 'integer', 'minimum': 0}, 'unreachable': {'type': 'integer', 'minimum': 0}, 'zero': {'type': 'integer', 'minimum': 0}, 'changed': {'type': 'integer', 'minimum': 0}}}, 'removed_labels': {'type': 'array', 'items': {'type': 'string'}, 'description': 'Reference-only op labels the subject graph cannot draw.'}, 'source': {'type': 'string', 'description': 'The TorchLens function that produced the rows.'}}}
 _R1 = ('direction', 'row_counts', 'removed_labels', 'source')

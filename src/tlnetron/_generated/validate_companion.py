@@ -15,56 +15,7 @@ from typing import TypeVar
 import re
 
 from ._errors import JsonSchemaValueException
-
-_MISSING = object()
-
-
-def _name(path, *more):
-    """The data path as fastjsonschema spells it: data.key[3].other."""
-    parts = [*path, *more]
-    out = [str(parts[0])]
-    for part in parts[1:]:
-        out.append(f"[{part}]" if isinstance(part, int) else f".{part}")
-    return "".join(out)
-
-
-def _fail(message, value, path, more, definition, rule):
-    name = _name(path, *more)
-    raise JsonSchemaValueException(f"{name} {message}", value=value, name=name, definition=definition, rule=rule)
-
-
-def _json_key(value):
-    """Hashable; equal exactly when the JSON values are equal (1 == 1.0, True != 1)."""
-    if isinstance(value, bool):
-        return ("b", value)
-    if isinstance(value, (int, float)):
-        if isinstance(value, float) and not value.is_integer():
-            return ("n", value)
-        return ("n", int(value))
-    if isinstance(value, str):
-        return ("s", value)
-    if value is None:
-        return ("z",)
-    if isinstance(value, (list, tuple)):
-        return ("a", tuple(_json_key(v) for v in value))
-    if isinstance(value, dict):
-        return ("o", tuple(sorted((str(k), _json_key(v)) for k, v in value.items())))
-    return ("?", id(value))
-
-
-def _is_integer(value):
-    if value.__class__ is int:
-        return True
-    if isinstance(value, bool):
-        return False
-    if isinstance(value, int):
-        return True
-    return isinstance(value, float) and value.is_integer()
-
-
-def _is_number(value):
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
+from ._runtime import _fail, _is_integer, _is_number, _json_key
 
 _D0 = {'$schema': 'http://json-schema.org/draft-07/schema#', '$id': 'urn:tlnetron:schema:companion:1', 'title': 'netron:attachment companion (rows Netron 9.3 shows)', 'description': "A netron:attachment sidecar restricted to rows Netron really shows. Netron keeps a row when kind is truthy and target (or identifier) is present, matches target against an object's name up to its first newline, and renders values as text. The rules this schema cannot express are checked by tlnetron's cross-reference check (tlnetron.validation.companion_problems): a target must name something Netron shows for its kind (model rows: the empty target; node rows: a node of the top graph or of a function body), and no two rows of a section share kind, target and name.", 'version': '1.0.0', 'type': 'object', 'required': ['signature', 'metadata', 'metrics'], 'definitions': {'name': {'type': 'string', 'minLength': 1, 'pattern': '^[^\\n\\r]*(?![\\s\\S])'}, 'target': {'type': 'string', 'pattern': '^[^\\n\\r]*(?![\\s\\S])'}, 'value': {'description': 'What Netron renders: a finite number, a string, a boolean, or a flat array of those (comma-joined). null renders blank and objects render as k: v lists, so both are refused.', 'type': ['string', 'number', 'boolean', 'array'], 'items': {'type': ['string', 'number', 'boolean']}}, 'row': {'type': 'object', 'additionalProperties': False, 'required': ['kind', 'target', 'name', 'value'], 'properties': {'kind': {'$ref': 'urn:tlnetron:schema:vocabularies:1#/definitions/companion_kind'}, 'target': {'$ref': '#/definitions/target'}, 'name': {'$ref': '#/definitions/name'}, 'value': {'$ref': '#/definitions/value'}, 'type': {'type': 'string', 'not': {'enum': ['percentage', 'tensor', 'tensor[]', 'graph', 'function', 'object[]', 'shape', 'type', 'graph[]', 'function[]']}, 'description': 'Shown only when the row is expanded; types that expect Netron objects break the sidebar and are refused.'}}}}, 'properties': {'signature': {'const': 'netron:attachment'}, 'metadata': {'type': 'array', 'items': {'$ref': '#/definitions/row'}}, 'metrics': {'type': 'array', 'items': {'$ref': '#/definitions/row'}}}}
 _R1 = ('signature', 'metadata', 'metrics')

@@ -15,56 +15,7 @@ from typing import TypeVar
 import re
 
 from ._errors import JsonSchemaValueException
-
-_MISSING = object()
-
-
-def _name(path, *more):
-    """The data path as fastjsonschema spells it: data.key[3].other."""
-    parts = [*path, *more]
-    out = [str(parts[0])]
-    for part in parts[1:]:
-        out.append(f"[{part}]" if isinstance(part, int) else f".{part}")
-    return "".join(out)
-
-
-def _fail(message, value, path, more, definition, rule):
-    name = _name(path, *more)
-    raise JsonSchemaValueException(f"{name} {message}", value=value, name=name, definition=definition, rule=rule)
-
-
-def _json_key(value):
-    """Hashable; equal exactly when the JSON values are equal (1 == 1.0, True != 1)."""
-    if isinstance(value, bool):
-        return ("b", value)
-    if isinstance(value, (int, float)):
-        if isinstance(value, float) and not value.is_integer():
-            return ("n", value)
-        return ("n", int(value))
-    if isinstance(value, str):
-        return ("s", value)
-    if value is None:
-        return ("z",)
-    if isinstance(value, (list, tuple)):
-        return ("a", tuple(_json_key(v) for v in value))
-    if isinstance(value, dict):
-        return ("o", tuple(sorted((str(k), _json_key(v)) for k, v in value.items())))
-    return ("?", id(value))
-
-
-def _is_integer(value):
-    if value.__class__ is int:
-        return True
-    if isinstance(value, bool):
-        return False
-    if isinstance(value, int):
-        return True
-    return isinstance(value, float) and value.is_integer()
-
-
-def _is_number(value):
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
+from ._runtime import _fail, _is_integer, _is_number, _json_key
 
 _D0 = {'$schema': 'http://json-schema.org/draft-07/schema#', '$id': 'urn:tlnetron:schema:model-metadata:1', 'title': 'tlnetron model metadataProps (decoded)', 'description': "The artifact's ModelProto.metadataProps as an object, key -> value. Every value is a string in the artifact; keys marked x-tlnetron-encoding: json hold JSON text and are described here decoded. Keys not listed here are not tlnetron's and are refused.", 'version': '1.0.0', 'type': 'object', 'additionalProperties': False, 'required': ['torchlens.disclaimer', 'torchlens.schema_version', 'torchlens.capture_outcome', 'torchlens.capture_verified', 'torchlens.structure_only', 'torchlens.granularity', 'torchlens.show_buffers', 'torchlens.hidden_buffer_count', 'torchlens.hidden_op_count', 'torchlens.node_count', 'torchlens.edge_count', 'torchlens.function_count', 'torchlens.omitted_value_count', 'torchlens.trace_op_count', 'torchlens.interventions', 'torchlens.torchlens_version'], 'definitions': {'count': {'type': 'integer', 'minimum': 0}, 'intervention': {'type': 'object', 'additionalProperties': False, 'required': ['kind', 'edit', 'selection', 'sites'], 'properties': {'kind': {'type': 'string'}, 'edit': {'type': 'string'}, 'selection': {'type': 'string'}, 'sites': {'type': 'integer', 'minimum': 0}}}}, 'properties': {'torchlens.disclaimer': {'type': 'string', 'minLength': 1, 'description': 'Says the artifact is a picture of a trace, not a runnable model.'}, 'torchlens.schema_version': {'type': 'string', 'pattern': '^[0-9]+\\.[0-9]+\\.[0-9]+(?![\\s\\S])', 'description': 'Version of these schemas the artifact was validated against.'}, 'torchlens.capture_outcome': {'$ref': 'urn:tlnetron:schema:vocabularies:1#/definitions/capture_status'}, 'torchlens.capture_outcome_reason': {'type': 'string', 'description': "TorchLens' reason for a capture outcome other than complete."}, 'torchlens.capture_verified': {'$ref': 'urn:tlnetron:schema:vocabularies:1#/definitions/capture_verdict'}, 'torchlens.structure_only': {'type': 'boolean', 'x-tlnetron-encoding': 'json', 'description': 'True when shapes are hypotheses (no payloads captured).'}, 'torchlens.trace_state': {'type': 'string', 'description': "TorchLens' TraceState when it is not pristine."}, 'torchlens.granularity': {'$ref': 'urn:tlnetron:schema:vocabularies:1#/definitions/granularity'}, 'torchlens.depth': {'type': 'integer', 'minimum': 1, 'x-tlnetron-encoding': 'json', 'description': 'Module depth the root graph groups at (module view only).'}, 'torchlens.depth_reason': {'type': 'string', 'description': 'Why the module view grouped at this depth.'}, 'torchlens.inlined_call_count': {'$ref': '#/definitions/count', 'x-tlnetron-encoding': 'json', 'description': "Module calls drawn inline (deepest first) to keep the artifact within the ONNX checker's limit of 10,000 local functions; absent when none."}, 'torchlens.show_buffers': {'$ref': 'urn:tlnetron:schema:vocabularies:1#/definitions/buffer_policy'}, 'torchlens.hidden_buffer_count': {'$ref': '#/definitions/count', 'x-tlnetron-encoding': 'json', 'description': 'Buffer pseudo-ops the buffer policy left out.'}, 'torchlens.hidden_op_count': {'$ref': '#/definitions/count', 'x-tlnetron-encoding': 'json', 'description': 'Compute ops the buffer policy left out (counter-update chains).'}, 'torchlens.node_count': {'$ref': '#/definitions/count', 'x-tlnetron-encoding': 'json', 'description': 'Nodes in the root graph.'}, 'torchlens.edge_count': {'$ref': '#/definitions/count', 'x-tlnetron-encoding': 'json', 'description': 'Producer-to-consumer connections in the root graph (graph outputs included).'}, 'torchlens.function_count': {'$ref': '#/definitions/count', 'x-tlnetron-encoding': 'json', 'description': 'FunctionProtos in the artifact.'}, 'torchlens.omitted_value_count': {'$ref': '#/definitions/count', 'x-tlnetron-encoding': 'json', 'description': 'Values left untyped (no single shape and dtype to state); each is explained on its producer.'}, 'torchlens.trace_op_count': {'$ref': '#/definitions/count', 'x-tlnetron-encoding': 'json', 'description': "Compute ops in the trace (TorchLens' num_ops)."}, 'torchlens.interventions': {'type': 'array', 'items': {'$ref': '#/definitions/intervention'}, 'x-tlnetron-encoding': 'json', 'description': "TorchLens' intervention audit rows; empty when the trace was never edited."}, 'torchlens.warnings': {'type': 'array', 'items': {'$ref': 'urn:tlnetron:schema:vocabularies:1#/definitions/warning_code'}, 'uniqueItems': True, 'x-tlnetron-encoding': 'json', 'description': 'Codes of the warnings this export raised.'}, 'torchlens.root_ranks': {'$ref': '#/definitions/count', 'x-tlnetron-encoding': 'json', 'description': 'Longest path (in nodes) through the root graph; the legibility budget is about 27.'}, 'torchlens.observed_duration_total': {'type': 'string', 'description': 'Sum of observed op wall times, worded with its unit.'}, 'torchlens.estimated_flops_total': {'type': 'string', 'description': 'Sum of estimated forward FLOPs over ops that have an estimate, worded.'}, 'torchlens.captured_bytes_total': {'type': 'string', 'description': 'Sum of captured output-tensor bytes, worded.'}, 'torchlens.baseline_kind': {'$ref': 'urn:tlnetron:schema:vocabularies:1#/definitions/baseline_kind'}, 'torchlens.baseline': {'type': ['string', 'object'], 'description': 'A string baseline verbatim (baseline_kind identifier) or the diff summary (baseline_kind trace; JSON text described by baseline-summary.schema.json).'}, 'torchlens.torchlens_version': {'type': 'string'}, 'torchlens.torch_version': {'type': 'string'}}}
 _R1 = ('torchlens.disclaimer', 'torchlens.schema_version', 'torchlens.capture_outcome', 'torchlens.capture_verified', 'torchlens.structure_only', 'torchlens.granularity', 'torchlens.show_buffers', 'torchlens.hidden_buffer_count', 'torchlens.hidden_op_count', 'torchlens.node_count', 'torchlens.edge_count', 'torchlens.function_count', 'torchlens.omitted_value_count', 'torchlens.trace_op_count', 'torchlens.interventions', 'torchlens.torchlens_version')

@@ -15,56 +15,7 @@ from typing import TypeVar
 import re
 
 from ._errors import JsonSchemaValueException
-
-_MISSING = object()
-
-
-def _name(path, *more):
-    """The data path as fastjsonschema spells it: data.key[3].other."""
-    parts = [*path, *more]
-    out = [str(parts[0])]
-    for part in parts[1:]:
-        out.append(f"[{part}]" if isinstance(part, int) else f".{part}")
-    return "".join(out)
-
-
-def _fail(message, value, path, more, definition, rule):
-    name = _name(path, *more)
-    raise JsonSchemaValueException(f"{name} {message}", value=value, name=name, definition=definition, rule=rule)
-
-
-def _json_key(value):
-    """Hashable; equal exactly when the JSON values are equal (1 == 1.0, True != 1)."""
-    if isinstance(value, bool):
-        return ("b", value)
-    if isinstance(value, (int, float)):
-        if isinstance(value, float) and not value.is_integer():
-            return ("n", value)
-        return ("n", int(value))
-    if isinstance(value, str):
-        return ("s", value)
-    if value is None:
-        return ("z",)
-    if isinstance(value, (list, tuple)):
-        return ("a", tuple(_json_key(v) for v in value))
-    if isinstance(value, dict):
-        return ("o", tuple(sorted((str(k), _json_key(v)) for k, v in value.items())))
-    return ("?", id(value))
-
-
-def _is_integer(value):
-    if value.__class__ is int:
-        return True
-    if isinstance(value, bool):
-        return False
-    if isinstance(value, int):
-        return True
-    return isinstance(value, float) and value.is_integer()
-
-
-def _is_number(value):
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
+from ._runtime import _fail, _is_integer, _is_number, _json_key
 
 _D0 = {'$schema': 'http://json-schema.org/draft-07/schema#', '$id': 'urn:tlnetron:schema:node-properties:1', 'title': 'tlnetron node attributes and node metadataProps', 'description': "What one exported NodeProto carries for Netron's Node Properties panel: its attributes (each with its ONNX attribute type, x-onnx-type) and its metadataProps (all text). Wording contract: durations are observed, FLOPs are estimates, bytes are captured-tensor bytes, module totals say inclusive, and a fact that does not apply is absent, never zero.", 'version': '1.0.0', 'type': 'object', 'additionalProperties': False, 'required': ['role', 'attributes', 'metadata'], 'definitions': {'text': {'type': 'string', 'minLength': 1, 'maxLength': 2000}, 'line': {'type': 'string', 'minLength': 1, 'maxLength': 2000, 'pattern': '^[^\\n\\r]*(?![\\s\\S])'}, 'positive': {'type': 'integer', 'minimum': 1}, 'index': {'type': 'integer', 'minimum': 0}}, 'properties': {'role': {'$ref': 'urn:tlnetron:schema:vocabularies:1#/definitions/node_role'}, 'attributes': {'type': 'object', 'additionalProperties': False, 'properties': {'function': {'$ref': '#/definitions/line', 'x-onnx-type': 'STRING', 'description': 'The torch function TorchLens wrapped (qualified name).'}, 'module_path': {'$ref': '#/definitions/line', 'x-onnx-type': 'STRING', 'description': 'Address of the innermost module (op) or of the called module (module call). Deliberately not named module.'}, 'class_name': {'$ref': '#/definitions/line', 'x-onnx-type': 'STRING', 'description': 'The nn.Module class of a module call.'}, 'call_index': {'$ref': '#/definitions/positive', 'x-onnx-type': 'INT', 'description': 'Which call of the module this node draws (1-based).'}, 'num_params': {'$ref': '#/definitions/positive', 'x-onnx-type': 'INT', 'description': 'Parameter elements feeding the op, or owned by the called module including submodules. Absent when none.'}, 'params': {'$ref': '#/definitions/text', 'x-onnx-type': 'STRING', 'description': 'Parameters feeding the op with their shapes.'}, 'layer': {'$ref': '#/definitions/line', 'x-onnx-type': 'STRING', 'description': 'TorchLens layer label (rolled identity) when it differs from the node name.'}, 'pass': {'$ref': '#/definitions/positive', 'x-onnx-type': 'INT', 'description': 'Pass index of this op within its layer, when the layer ran more than once.'}, 'passes': {'$ref': '#/definitions/positive', 'x-onnx-type': 'INT', 'description': 'How many passes the layer ran (shown when more than one).'}, 'multi_output_index': {'$ref': '#/definitions/index', 'x-onnx-type': 'INT', 'description': 'Position of this output among the outputs of one multi-output call.'}, 'buffer_address': {'$ref': '#/definitions/line', 'x-onnx-type': 'STRING', 'description': 'Address of the buffer a buffer pseudo-op reads or writes.'}, 'buffer_access': {'enum': ['read', 'write (inplace)', 'write (fused)', 'write'], 'x-onnx-type': 'STRING', 'description': 'Whether a buffer pseudo-op reads or writes the buffer.'}, 'untyped_output': {'$ref': '#/definitions/text', 'x-onnx-type': 'STRING', 'description': 'Why the output edge carries no shape (a dtype with no ONNX element type, or shapes that differ across passes).'}, 'shape_variants': {'$ref': '#/definitions/text', 'x-onnx-type': 'STRING', 'description': 'Rolled view: the output shape of each pass, when passes disagree.'}, 'dtype_variants': {'$ref': '#/definitions/text', 'x-onnx-type': 'STRING', 'description': 'Rolled view: the output dtype of each pass, when passes disagree.'}, 'recurrence': {'$ref': '#/definitions/text', 'x-onnx-type': 'STRING', 'description': 'Rolled view: feedback from later passes, disclosed instead of drawn (a drawn feedback edge is a cycle the checker rejects).'}, 'hidden': {'$ref': '#/definitions/text', 'x-onnx-type': 'STRING', 'description': 'What the buffer policy left out inside a module call.'}}}, 'metadata': {'type': 'object', 'additionalProperties': False, 'properties': {'input_names': {'type': 'string', 'pattern': "^\\['[^'\\n]*'(, '[^'\\n]*')*\\](?![\\s\\S])", 'description': "Netron's input port naming hook (Python list repr, single quotes); Netron consumes it."}, 'observed_duration': {'$ref': '#/definitions/line', 'description': 'Observed wall time of the wrapped call (rolled view: summed over passes, per-pass time beside it), worded with its unit.'}, 'estimated_flops': {'$ref': '#/definitions/line', 'description': "Estimated forward FLOPs (TorchLens' rule); absent when no rule applies."}, 'captured_bytes': {'$ref': '#/definitions/line', 'description': 'Bytes of the captured output tensor.'}, 'inclusive_time': {'$ref': '#/definitions/line', 'description': 'Module call: observed time of every op inside, inclusive.'}, 'inclusive_flops': {'$ref': '#/definitions/line', 'description': 'Module call: estimated FLOPs of every op inside, inclusive.'}, 'inclusive_bytes': {'$ref': '#/definitions/line', 'description': 'Module call: captured bytes of every op inside, inclusive.'}, 'inclusive_ops': {'$ref': '#/definitions/line', 'description': 'Module call: ops inside, inclusive.'}, 'torchlens.diff.status': {'$ref': 'urn:tlnetron:schema:vocabularies:1#/definitions/diff_status'}, 'torchlens.diff.max_abs_delta': {'$ref': '#/definitions/line'}, 'torchlens.diff.reference_label': {'$ref': '#/definitions/line'}, 'torchlens.diff.verdict': {'$ref': '#/definitions/line'}, 'torchlens.diff.detail': {'$ref': '#/definitions/text'}, 'torchlens.diff.row_counts': {'$ref': '#/definitions/line'}}}}}
 _R1 = ('role', 'attributes', 'metadata')
