@@ -21,6 +21,7 @@ __all__ = [
     "DOMAIN_MODULE",
     "fact_metadata",
     "graph_io",
+    "input_names_memo_clear",
     "input_names_value",
     "one_line",
     "op_facts",
@@ -46,6 +47,11 @@ def input_names_value(ports: Iterable[str]) -> str | None:
     if isinstance(ports, tuple):
         return _input_names(ports)
     return _input_names(tuple(ports))
+
+
+def input_names_memo_clear() -> None:
+    """Empty the memo of :func:`input_names_value` (done at the start of every export)."""
+    _input_names.cache_clear()
 
 
 @lru_cache(maxsize=4096)  # argument slots recur: ('arg0',), ('arg0', 'arg1'), ...

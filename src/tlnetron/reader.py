@@ -190,7 +190,7 @@ def _buffer_access(op: Any, parents: tuple[str, ...]) -> str | None:
     return f"write ({kind})" if kind in ("inplace", "fused") else "write"
 
 
-def read_trace(log: Any, *, show_buffers: str = BufferPolicy.ALWAYS) -> TraceIR:
+def read_trace(log: Any, *, show_buffers: str = BufferPolicy.ALWAYS, module_calls: bool = True) -> TraceIR:
     """Read a finished ``Trace`` into tlnetron's IR.
 
     Args:
@@ -200,6 +200,8 @@ def read_trace(log: Any, *, show_buffers: str = BufferPolicy.ALWAYS) -> TraceIR:
             only as far as the policy needs them (name, wiring, module calls, address): their
             shape, dtype, bytes and access kind are never shown, and reading them cost a
             third of reading a BatchNorm-heavy trace. The default reads everything.
+        module_calls: read the module calls (``TraceIR.calls``); only the module view uses
+            them, so the op and rolled views skip them.
 
     Returns:
         The :class:`~tlnetron.ir.TraceIR`.
@@ -216,7 +218,7 @@ def read_trace(log: Any, *, show_buffers: str = BufferPolicy.ALWAYS) -> TraceIR:
             remedy="pass the object returned by torchlens.trace(model, x), or a trace loaded with torchlens.load(path).",
         )
     try:
-        return _read(log, show_buffers)
+        return _read(log, show_buffers, module_calls)
     except TlnetronError:
         raise
     except Exception as exc:  # a trace torchlens could not complete, or an API drift
@@ -232,7 +234,7 @@ _PSEUDO_ROLES = {"input": ROLE_INPUT, "output": ROLE_OUTPUT, "buffer": ROLE_BUFF
 _PSEUDO_FLAGS = {ROLE_INPUT: "is_input", ROLE_OUTPUT: "is_output", ROLE_BUFFER: "is_buffer"}
 
 
-def _read(log: Any, show_buffers: str) -> TraceIR:
+def _read(log: Any, show_buffers: str, module_calls: bool) -> TraceIR:
     # This loop runs once per op and is most of an export's reading time: each TorchLens
     # attribute is read at most once and only where the op's role needs it, values seen
     # before (dtypes, source frames) are converted once, and OpIR is built
@@ -333,7 +335,7 @@ def _read(log: Any, show_buffers: str) -> TraceIR:
         )
     return TraceIR(
         ops=tuple(ops),
-        calls=_read_calls(log),
+        calls=_read_calls(log) if module_calls else (),
         model_class=str(log.modules["self"].class_name or "Model"),
         honesty=_read_honesty(log),
         torchlens_version=_version("torchlens"),
