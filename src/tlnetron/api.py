@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ._generated.vocab import BUFFER_POLICY, GRANULARITY, ErrorCode, Granularity, WarningCode
-from .companion import build_companion, companion_json, iter_nodes
+from .companion import build_companion, companion_bytes, iter_nodes
 from .errors import TlnetronError, warn
 from .facts import bytes_text, flops_text
 from .ir import TraceIR
@@ -27,7 +27,7 @@ from .onnx_build import DISCLAIMER, build_model
 from .projection import ELEM_TYPES, PGraph, Projection, shape_text
 from .reader import read_trace
 from .schemas import SchemaViolation, validate
-from .serialize import dumps
+from .serialize import dumps_bytes
 from .validation import Shown, check_onnx, companion_problems
 from .writer import companion_path_for, write_atomically
 
@@ -55,9 +55,21 @@ class ExportResult:
     warnings: tuple[str, ...]
     seconds: float
     url: str | None = None
-    artifact_json: str = field(default="", repr=False)
-    companion_json: str | None = field(default=None, repr=False)
+    artifact_bytes: bytes = field(default=b"", repr=False)
+    """The artifact exactly as written (UTF-8 JSON)."""
+    companion_bytes: bytes | None = field(default=None, repr=False)
+    """The companion exactly as written, when one was built."""
     server: Any = field(default=None, repr=False, compare=False)
+
+    @property
+    def artifact_json(self) -> str:
+        """The artifact's JSON text (decoded from :attr:`artifact_bytes` on access)."""
+        return self.artifact_bytes.decode("utf-8")
+
+    @property
+    def companion_json(self) -> str | None:
+        """The companion's JSON text, or None when no companion was built."""
+        return None if self.companion_bytes is None else self.companion_bytes.decode("utf-8")
 
     def stop(self) -> None:
         """Stop serving (when ``serve=True``); does nothing otherwise."""
@@ -320,10 +332,10 @@ def export_ir(
     del model  # checked: free the protos before the next allocations (lower peak, warm memory)
     if failure:
         raise _artifact_invalid(f"onnx.checker: {failure.splitlines()[0][:400]}")
-    artifact_text = dumps(model_json)
+    artifact_data = dumps_bytes(model_json)
     del model_json
     write_companion = path is not None and attachment is not False
-    companion_text: str | None = None
+    companion_data: bytes | None = None
     companion_path: Path | None = None
     if write_companion and path is not None:
         step("companion", 4, 5)
@@ -338,12 +350,12 @@ def export_ir(
                 remedy="rename the offending nodes (no line breaks), or export with attachment=False.",
                 problems=tuple(problems),
             )
-        companion_text = companion_json(companion)
+        companion_data = companion_bytes(companion)
         companion_path = companion_path_for(path)
     if path is not None:
-        files = [(path, artifact_text.encode("utf-8"))]
-        if companion_text is not None and companion_path is not None:
-            files.append((companion_path, companion_text.encode("utf-8")))
+        files = [(path, artifact_data)]
+        if companion_data is not None and companion_path is not None:
+            files.append((companion_path, companion_data))
         write_atomically(files)
     step("done", 5, 5)
     for code, message in messages:
@@ -358,8 +370,8 @@ def export_ir(
         function_count=counts["functions"],
         warnings=tuple(codes),
         seconds=time.perf_counter() - t0,
-        artifact_json=artifact_text,
-        companion_json=companion_text,
+        artifact_bytes=artifact_data,
+        companion_bytes=companion_data,
     )
 
 

@@ -15,9 +15,9 @@ from typing import Any
 from ._generated.vocab import SCHEMA_VERSION, CompanionKind, CompanionRow
 from .facts import Facts, duration_us
 from .projection import PNode, Projection
-from .serialize import dumps
+from .serialize import dumps_bytes
 
-__all__ = ["SIGNATURE", "build_companion", "companion_json", "iter_nodes"]
+__all__ = ["SIGNATURE", "build_companion", "companion_bytes", "companion_json", "iter_nodes"]
 
 SIGNATURE = "netron:attachment"
 Row = dict[str, Any]
@@ -111,9 +111,14 @@ def build_companion(projection: Projection, *, artifact_name: str, producer_vers
     return {"signature": SIGNATURE, "metadata": metadata, "metrics": metrics}
 
 
-def companion_json(companion: dict[str, Any]) -> str:
-    """Deterministic compact companion text (pretty-print it to read it).
+def companion_bytes(companion: dict[str, Any]) -> bytes:
+    """Deterministic compact companion JSON, UTF-8 (pretty-print it to read it).
 
     Non-finite values are refused by :func:`tlnetron.validation.companion_problems` first.
     """
-    return dumps(companion) + "\n"
+    return dumps_bytes(companion) + b"\n"
+
+
+def companion_json(companion: dict[str, Any]) -> str:
+    """:func:`companion_bytes` as text."""
+    return companion_bytes(companion).decode("utf-8")

@@ -244,9 +244,9 @@ def serve_result(result: Any, *, browse: bool = True) -> Any:
     """Serve what :func:`tlnetron.export` produced; returns the result with ``url`` set."""
     name = result.artifact.name if result.artifact is not None else "model.onnx.json"
     companion = None
-    if result.companion is not None and result.companion_json is not None:
-        companion = (result.companion.name, result.companion_json.encode("utf-8"))
-    served = serve_bytes((name, result.artifact_json.encode("utf-8")), companion, browse=browse)
+    if result.companion is not None and result.companion_bytes is not None:
+        companion = (result.companion.name, result.companion_bytes)
+    served = serve_bytes((name, result.artifact_bytes), companion, browse=browse)
     return replace(result, url=served.url, server=served)
 
 
