@@ -50,22 +50,33 @@ def apply_buffer_policy(ops: tuple[OpIR, ...], policy: str) -> BufferResult:
     if not hidden:
         return BufferResult(ops, 0, 0, ())
     children: dict[str, list[str]] = {}
+    compute: dict[str, OpIR] = {}
+    seeds: list[str] = []
     for op in ops:
+        name = op.name
+        if op.role == ROLE_OP:
+            compute[name] = op
         for p in op.parents:
-            children.setdefault(p, []).append(op.name)
-    # An op is hidden when every dataflow neighbour is hidden; hiding one can hide its
-    # neighbours in turn (a worklist reaches the same fixed point as repeated sweeps).
-    neighbours = {op.name: (*op.parents, *children.get(op.name, ())) for op in ops if op.role == ROLE_OP}
+            children.setdefault(p, []).append(name)
+            if name in hidden:
+                seeds.append(p)  # a hidden buffer's parent
+        if name in hidden:
+            continue
+        if any(p in hidden for p in op.parents):
+            seeds.append(name)  # a hidden buffer's child
+    # An op is hidden when every dataflow neighbour is hidden, so only neighbours of hidden
+    # nodes can be; hiding one can hide its neighbours in turn (a worklist from those seeds
+    # reaches the same fixed point as repeated sweeps over every op).
     hidden_ops: set[str] = set()
-    pending = list(neighbours)
+    pending = [n for n in seeds if n in compute]
     while pending:
         name = pending.pop()
         if name in hidden_ops:
             continue
-        around = neighbours[name]
+        around = (*compute[name].parents, *children.get(name, ()))
         if around and all(n in hidden or n in hidden_ops for n in around):
             hidden_ops.add(name)
-            pending.extend(n for n in around if n in neighbours and n not in hidden_ops)
+            pending.extend(n for n in around if n in compute and n not in hidden_ops)
     gone = hidden | hidden_ops
     by_call: Counter[tuple[str, str]] = Counter()
     kept: list[OpIR] = []

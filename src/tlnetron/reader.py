@@ -357,8 +357,21 @@ def _wire(
     log: Any, name_of: dict[str, str], parents_raw: tuple[str, ...], arg_positions: Any
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Parent node names in argument order, and the argument slot each one fills."""
+    unique = len(parents_raw) == 1 or len(set(parents_raw)) == len(parents_raw)
+    if unique and type(arg_positions) is dict and not arg_positions.get("kwargs"):
+        args = arg_positions.get("args") or {}
+        if all(type(pos) is int for pos in args):
+            # The common case: positional tensors only, no parent twice. Each parent fills
+            # its lowest position (as _port_names orders them).
+            first: dict[str, int] = {}
+            for pos in sorted(args):
+                first.setdefault(str(args[pos]), pos)
+            names_of = [name_of.get(ref) or name_of[str(log.ops[ref].label)] for ref in parents_raw]
+            return tuple(names_of), tuple(
+                f"arg{first[ref]}" if ref in first else f"in{i}" for i, ref in enumerate(parents_raw)
+            )
     slots = _port_names(arg_positions, parents_raw)
-    if len(parents_raw) == 1 or len(set(parents_raw)) == len(parents_raw):  # no repeated parent
+    if unique:
         names_of = [name_of.get(ref) or name_of[str(log.ops[ref].label)] for ref in parents_raw]
         slot_of = [slots.get(ref) for ref in parents_raw]
         return tuple(names_of), tuple(s[0] if s else f"in{i}" for i, s in enumerate(slot_of))
