@@ -3,7 +3,7 @@
 Two looks at the same calls:
 
 1. Stage timings without a profiler: the pipeline steps ``tlnetron.api`` calls
-   (read_trace, _project, build_model, check_onnx, dumps, build_companion, ...) are
+   (read_trace, _project, build_model, check_onnx, dumps_bytes, build_companion, ...) are
    wrapped in place (in the ``tlnetron.api`` namespace only, for this process) with
    timers that attribute *exclusive* time (a stage nested in another is not counted
    twice), median over ``--reps`` exports. "other" = the export's total minus the stages.
@@ -32,7 +32,6 @@ import statistics
 import sys
 import tempfile
 import time
-import types
 import warnings
 from collections import defaultdict
 from pathlib import Path
@@ -52,10 +51,10 @@ STAGES: list[tuple[str, tuple[str, ...]]] = [
     ("schema validation (metadata + every node)", ("validate", "_validate_nodes")),
     ("build protos and their JSON form (onnx_build.build_model)", ("build_model",)),
     ("onnx.checker full_check (check_onnx)", ("check_onnx",)),
-    ("encode artifact JSON (serialize.dumps)", ("dumps",)),
+    ("encode artifact JSON (serialize.dumps_bytes)", ("dumps_bytes",)),
     ("companion build (build_companion)", ("build_companion",)),
     ("companion validation (companion_problems, _shown)", ("companion_problems", "_shown")),
-    ("companion serialization (companion_json)", ("companion_json",)),
+    ("companion serialization (companion_bytes)", ("companion_bytes",)),
     ("write files + fsync (write_atomically)", ("write_atomically",)),
 ]
 
@@ -121,14 +120,6 @@ def install(timer: StageTimer) -> list[str]:
     missing = []
     for label, names in STAGES:
         for name in names:
-            if name == "json.dumps":
-                real_json = getattr(api, "json", None)
-                if real_json is None:
-                    continue  # api no longer calls json.dumps itself (companion_json does)
-                shim = types.SimpleNamespace(**{k: getattr(real_json, k) for k in dir(real_json) if not k.startswith("__")})
-                shim.dumps = timer.wrap(label, real_json.dumps)
-                api.json = shim  # type: ignore[assignment]
-                continue
             fn = getattr(api, name, None)
             if fn is None:
                 missing.append(name)
