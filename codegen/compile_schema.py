@@ -24,6 +24,7 @@ the generated package's ``_errors.py``, with ``name`` the data path (``data.metr
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
 from collections.abc import Callable
@@ -69,21 +70,24 @@ class CompileError(Exception):
     """The schema uses something this compiler does not implement."""
 
 
-def _json_equal_key(value: Any) -> Any:
-    """A hashable key under which two JSON values are equal exactly when JSON says so."""
+# Used by the compiler for enum/const members and copied verbatim into _runtime.py (RUNTIME).
+def _json_key(value):
+    """Hashable; equal exactly when the JSON values are equal (1 == 1.0, True != 1)."""
     if isinstance(value, bool):
         return ("b", value)
     if isinstance(value, (int, float)):
-        return ("n", float(value) if isinstance(value, float) and not value.is_integer() else int(value))
+        if isinstance(value, float) and not value.is_integer():
+            return ("n", value)
+        return ("n", int(value))
     if isinstance(value, str):
         return ("s", value)
     if value is None:
         return ("z",)
     if isinstance(value, (list, tuple)):
-        return ("a", tuple(_json_equal_key(v) for v in value))
+        return ("a", tuple(_json_key(v) for v in value))
     if isinstance(value, dict):
-        return ("o", tuple(sorted((str(k), _json_equal_key(v)) for k, v in value.items())))
-    raise CompileError(f"not a JSON value: {value!r}")
+        return ("o", tuple(sorted((str(k), _json_key(v)) for k, v in value.items())))
+    return ("?", id(value))
 
 
 RUNTIME = '''\
@@ -108,23 +112,7 @@ def _fail(message, value, path, more, definition, rule):
     raise JsonSchemaValueException(f"{name} {message}", value=value, name=name, definition=definition, rule=rule)
 
 
-def _json_key(value):
-    """Hashable; equal exactly when the JSON values are equal (1 == 1.0, True != 1)."""
-    if isinstance(value, bool):
-        return ("b", value)
-    if isinstance(value, (int, float)):
-        if isinstance(value, float) and not value.is_integer():
-            return ("n", value)
-        return ("n", int(value))
-    if isinstance(value, str):
-        return ("s", value)
-    if value is None:
-        return ("z",)
-    if isinstance(value, (list, tuple)):
-        return ("a", tuple(_json_key(v) for v in value))
-    if isinstance(value, dict):
-        return ("o", tuple(sorted((str(k), _json_key(v)) for k, v in value.items())))
-    return ("?", id(value))
+JSON_KEY_SOURCE
 
 
 def _is_integer(value):
@@ -139,7 +127,7 @@ def _is_integer(value):
 
 def _is_number(value):
     return isinstance(value, (int, float)) and not isinstance(value, bool)
-'''
+'''.replace("JSON_KEY_SOURCE\n", inspect.getsource(_json_key))
 
 
 class _Compiler:
@@ -245,7 +233,7 @@ class _Compiler:
                 allowed = self.const(frozenset(members), "_E")
                 out.append(f"{pad}if not ({var}.__class__ is str or isinstance({var}, str)) or {var} not in {allowed}:")
             else:
-                allowed = self.const(frozenset(_json_equal_key(m) for m in members), "_E")
+                allowed = self.const(frozenset(_json_key(m) for m in members), "_E")
                 out.append(f"{pad}if _json_key({var}) not in {allowed}:")
             self.fail(out, pad + "    ", repr(message), var, path, schema, rule)
 
