@@ -277,8 +277,30 @@ def _read(log: Any, show_buffers: str, module_calls: bool) -> TraceIR:
         if role == ROLE_BUFFER and hides_buffer(show_buffers, address):
             # Hidden by the policy: only what the policy itself needs.
             append(
-                OpIR(name, layer, _pass_from_label(label, op), passes[layer], op_type, role, None, None,
-                     parents, ports, None, calls, None, None, None, None, 0, (), None, address, None, None)
+                OpIR(
+                    name,
+                    layer,
+                    _pass_from_label(label, op),
+                    passes[layer],
+                    op_type,
+                    role,
+                    None,  # shape
+                    None,  # dtype
+                    parents,
+                    ports,
+                    None,  # function
+                    calls,
+                    None,  # module_path
+                    None,  # duration_s
+                    None,  # flops
+                    None,  # nbytes
+                    0,  # num_params
+                    (),  # params
+                    None,  # multi_output_index
+                    address,  # buffer_address
+                    None,  # buffer_access
+                    None,  # location
+                )
             )
             continue
         shape = _shape(op.shape)
@@ -311,27 +333,47 @@ def _read(log: Any, show_buffers: str, module_calls: bool) -> TraceIR:
                     dtype,
                     parents,
                     ports,
-                    str(op.func_qualname or op.func_name),
+                    str(op.func_qualname or op.func_name),  # function
                     calls,
-                    address if (address and calls) else None,
-                    _finite_float(op.func_duration),
-                    _count(op.flops_forward),
+                    address if (address and calls) else None,  # module_path
+                    _finite_float(op.func_duration),  # duration_s
+                    _count(op.flops_forward),  # flops
                     nbytes,
                     n_params,
                     params,
                     int(index) if index is not None and getattr(op, "in_multi_output", False) else None,
-                    None,
-                    None,
+                    None,  # buffer_address
+                    None,  # buffer_access
                     location(op.code_context),
                 )
             )
             continue
-        is_buffer = role == ROLE_BUFFER
+        is_buffer = role == ROLE_BUFFER  # else a model input or output
         append(
-            OpIR(name, layer, _pass_from_label(label, op), passes[layer], op_type, role, shape, dtype,
-                 parents, ports, None, calls, None if is_buffer or not (address and calls) else address,
-                 None, None, nbytes, 0, (), None, address if is_buffer else None,
-                 _buffer_access(op, parents_raw) if is_buffer else None, None)
+            OpIR(
+                name,
+                layer,
+                _pass_from_label(label, op),
+                passes[layer],
+                op_type,
+                role,
+                shape,
+                dtype,
+                parents,
+                ports,
+                None,  # function
+                calls,
+                None if is_buffer or not (address and calls) else address,  # module_path
+                None,  # duration_s
+                None,  # flops
+                nbytes,
+                0,  # num_params
+                (),  # params
+                None,  # multi_output_index
+                address if is_buffer else None,  # buffer_address
+                _buffer_access(op, parents_raw) if is_buffer else None,  # buffer_access
+                None,  # location
+            )
         )
     return TraceIR(
         ops=tuple(ops),
