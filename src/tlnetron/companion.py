@@ -17,7 +17,7 @@ from .facts import Facts, duration_us
 from .projection import PNode, Projection
 from .serialize import dumps_bytes
 
-__all__ = ["SIGNATURE", "build_companion", "companion_bytes", "companion_json", "iter_nodes"]
+__all__ = ["SIGNATURE", "build_companion", "companion_bytes", "iter_nodes"]
 
 SIGNATURE = "netron:attachment"
 Row = dict[str, Any]
@@ -118,7 +118,3 @@ def companion_bytes(companion: dict[str, Any]) -> bytes:
     """
     return dumps_bytes(companion) + b"\n"
 
-
-def companion_json(companion: dict[str, Any]) -> str:
-    """:func:`companion_bytes` as text."""
-    return companion_bytes(companion).decode("utf-8")

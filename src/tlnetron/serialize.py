@@ -1,6 +1,6 @@
 """Stage 5a: JSON text, fast and deterministic.
 
-:func:`dumps` writes the artifact and companion objects (compact UTF-8 through orjson,
+:func:`dumps_bytes` writes the artifact and companion objects (compact UTF-8 through orjson,
 which is an order of magnitude faster than the standard library on these sizes; non-finite
 numbers are refused by validation before it is called). The artifact object itself comes
 from :func:`tlnetron.onnx_build.build_model`, which emits it alongside the proto;
@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-__all__ = ["dumps", "dumps_bytes"]
+__all__ = ["dumps_bytes"]
 
 
 def dumps_bytes(obj: Any) -> bytes:
@@ -23,8 +23,3 @@ def dumps_bytes(obj: Any) -> bytes:
     ``str`` and encoding it back would copy it twice.
     """
     return orjson.dumps(obj)
-
-
-def dumps(obj: Any) -> str:
-    """:func:`dumps_bytes` as text."""
-    return orjson.dumps(obj).decode("utf-8")
