@@ -274,81 +274,44 @@ def _read(log: Any, show_buffers: str, module_calls: bool) -> TraceIR:
         calls = tuple(map(str, raw_calls)) if raw_calls else ()
         address = getattr(op, "address", None) if (calls or role == ROLE_BUFFER) else None
         address = str(address) if address else None
-        if role == ROLE_BUFFER and hides_buffer(show_buffers, address):
-            # Hidden by the policy: only what the policy itself needs.
-            append(
-                OpIR(
-                    name,
-                    layer,
-                    _pass_from_label(label, op),
-                    passes[layer],
-                    op_type,
-                    role,
-                    None,  # shape
-                    None,  # dtype
-                    parents,
-                    ports,
-                    None,  # function
-                    calls,
-                    None,  # module_path
-                    None,  # duration_s
-                    None,  # flops
-                    None,  # nbytes
-                    0,  # num_params
-                    (),  # params
-                    None,  # multi_output_index
-                    address,  # buffer_address
-                    None,  # buffer_access
-                    None,  # location
-                )
-            )
-            continue
-        shape = _shape(op.shape)
-        dtype_raw = op.dtype
-        try:
-            dtype = dtype_names[dtype_raw]
-        except KeyError:
-            dtype = dtype_names[dtype_raw] = _dtype_name(dtype_raw)
-        except TypeError:
-            dtype = _dtype_name(dtype_raw)
-        nbytes = _count(op.activation_memory) if role != ROLE_OUTPUT else None
-        if role == ROLE_OP:
-            params: tuple[tuple[str, tuple[int, ...]], ...] = ()
-            n_params = int(op.num_params or 0)
-            if n_params:
-                params = tuple(
-                    (str(n), tuple(int(d) for d in s))
-                    for n, s in zip(list(op.param_names or ()), list(op.param_shapes or ()))
-                )
-            index = op.multi_output_index
-            append(
-                OpIR(
-                    name,
-                    layer,
-                    _pass_from_label(label, op),
-                    passes[layer],
-                    op_type,
-                    role,
-                    shape,
-                    dtype,
-                    parents,
-                    ports,
-                    str(op.func_qualname or op.func_name),  # function
-                    calls,
-                    address if (address and calls) else None,  # module_path
-                    _finite_float(op.func_duration),  # duration_s
-                    _count(op.flops_forward),  # flops
-                    nbytes,
-                    n_params,
-                    params,
-                    int(index) if index is not None and getattr(op, "in_multi_output", False) else None,
-                    None,  # buffer_address
-                    None,  # buffer_access
-                    location(op.code_context),
-                )
-            )
-            continue
-        is_buffer = role == ROLE_BUFFER  # else a model input or output
+        # What each role carries; anything it does not is None (shown nowhere).
+        shape = dtype = function = module_path = duration = flops = nbytes = None
+        mo_index = buffer_address = buffer_access = where = None
+        n_params = 0
+        params: tuple[tuple[str, tuple[int, ...]], ...] = ()
+        is_buffer = role == ROLE_BUFFER
+        if is_buffer:
+            buffer_address = address
+        # A buffer the policy hides is read only as far as the policy needs it.
+        if not (is_buffer and hides_buffer(show_buffers, address)):
+            shape = _shape(op.shape)
+            dtype_raw = op.dtype
+            try:
+                dtype = dtype_names[dtype_raw]
+            except KeyError:
+                dtype = dtype_names[dtype_raw] = _dtype_name(dtype_raw)
+            except TypeError:
+                dtype = _dtype_name(dtype_raw)
+            if role != ROLE_OUTPUT:
+                nbytes = _count(op.activation_memory)
+            if not is_buffer and address and calls:
+                module_path = address
+            if is_buffer:
+                buffer_access = _buffer_access(op, parents_raw)
+            elif role == ROLE_OP:
+                n_params = int(op.num_params or 0)
+                if n_params:
+                    params = tuple(
+                        (str(n), tuple(int(d) for d in s))
+                        for n, s in zip(list(op.param_names or ()), list(op.param_shapes or ()))
+                    )
+                function = str(op.func_qualname or op.func_name)
+                duration = _finite_float(op.func_duration)
+                flops = _count(op.flops_forward)
+                index = op.multi_output_index
+                if index is not None and getattr(op, "in_multi_output", False):
+                    mo_index = int(index)
+                where = location(op.code_context)
         append(
             OpIR(
                 name,
@@ -361,18 +324,18 @@ def _read(log: Any, show_buffers: str, module_calls: bool) -> TraceIR:
                 dtype,
                 parents,
                 ports,
-                None,  # function
+                function,
                 calls,
-                None if is_buffer or not (address and calls) else address,  # module_path
-                None,  # duration_s
-                None,  # flops
+                module_path,
+                duration,
+                flops,
                 nbytes,
-                0,  # num_params
-                (),  # params
-                None,  # multi_output_index
-                address if is_buffer else None,  # buffer_address
-                _buffer_access(op, parents_raw) if is_buffer else None,  # buffer_access
-                None,  # location
+                n_params,
+                params,
+                mo_index,
+                buffer_address,
+                buffer_access,
+                where,
             )
         )
     return TraceIR(
