@@ -44,3 +44,28 @@ def test_light_buffer_read_exports_the_same_bytes(
     assert via_export.artifact_json == via_full.artifact_json.replace("b.onnx.json", "a.onnx.json")
     assert via_export.companion_json == via_full.companion_json.replace("b.onnx.json", "a.onnx.json")
     assert via_export.warnings == via_full.warnings
+
+
+def test_worded_fact_memos_start_empty_for_every_export(tmp_path: Path) -> None:
+    """Memos of worded facts help within one export only; a repeated export (as in the
+    benchmarks) must not be faster because an earlier one filled them."""
+    from tlnetron.facts import bytes_text, flops_text
+    from tlnetron.ir import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, OpIR, TraceIR
+    from tlnetron.projection import shape_text
+
+    flops_text(123_456)
+    bytes_text(7)
+    shape_text((9, 9))
+    assert flops_text.cache_info().currsize and bytes_text.cache_info().currsize
+    ops = (
+        OpIR(name="input_1", layer="input_1", pass_index=1, num_passes=1, op_type="input", role=ROLE_INPUT, shape=None, dtype=None),
+        OpIR(name="relu_1_1", layer="relu_1_1", pass_index=1, num_passes=1, op_type="relu", role=ROLE_OP, shape=None, dtype=None, parents=("input_1",), ports=("arg0",)),
+        OpIR(name="output_1", layer="output_1", pass_index=1, num_passes=1, op_type="output", role=ROLE_OUTPUT, shape=None, dtype=None, parents=("relu_1_1",)),
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TlnetronWarning)
+        export_ir(TraceIR(ops=ops), tmp_path / "m.onnx.json", granularity="op", depth=None, show_buffers="meaningful", attachment=None)
+    # No op has FLOPs, bytes or a shape: nothing from before the export survives it.
+    assert flops_text.cache_info().currsize == 0
+    assert bytes_text.cache_info().currsize == 0
+    assert shape_text.cache_info().currsize == 0
