@@ -1,12 +1,15 @@
-"""The reader reads less for buffers the policy hides, and the export cannot tell.
+"""The reader reads less where the view cannot show it, and the export cannot tell.
 
 ``export`` reads a trace with its buffer policy (``read_trace(log, show_buffers=...)``):
-buffer pseudo-ops the policy hides skip their shape, dtype, bytes and access kind. Exporting
-that lighter IR must give exactly the bytes the fully read IR gives.
+buffer pseudo-ops the policy hides skip their shape, dtype, bytes and access kind. The rolled
+view reads repeated passes briefly (``brief_repeats=True``): only what a layer compares or
+sums across passes. Exporting the lighter IR must give exactly the bytes the fully read IR
+gives.
 """
 
 from __future__ import annotations
 
+import json
 import warnings
 from pathlib import Path
 
@@ -14,7 +17,7 @@ import pytest
 
 from tlnetron import TlnetronWarning, export
 from tlnetron.api import export_ir
-from tlnetron.ir import ROLE_BUFFER
+from tlnetron.ir import ROLE_BUFFER, ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, OpIR, TraceIR
 from tlnetron.reader import read_trace
 from zoo import ZooTrace
 
@@ -44,6 +47,62 @@ def test_light_buffer_read_exports_the_same_bytes(
     assert via_export.artifact_json == via_full.artifact_json.replace("b.onnx.json", "a.onnx.json")
     assert via_export.companion_json == via_full.companion_json.replace("b.onnx.json", "a.onnx.json")
     assert via_export.warnings == via_full.warnings
+
+
+@pytest.mark.parametrize("name", ["loop", "loop_growing", "twice", "gpt2", "bn_cnn_train", "multi_output_mixed"])
+@pytest.mark.parametrize("policy", ["meaningful", "never", "always"])
+def test_brief_repeats_export_the_same_rolled_bytes(zoo_trace: ZooTrace, tmp_path: Path, name: str, policy: str) -> None:
+    log = zoo_trace(name)
+    brief = read_trace(log, show_buffers=policy, module_calls=False, brief_repeats=True)
+    full = read_trace(log, show_buffers=policy, module_calls=False)
+    assert [(op.name, op.shape, op.dtype, op.parents, op.ports, op.duration_s, op.flops, op.nbytes) for op in brief.ops] == [
+        (op.name, op.shape, op.dtype, op.parents, op.ports, op.duration_s, op.flops, op.nbytes) for op in full.ops
+    ]
+    repeats = [op for op in brief.ops if op.role == ROLE_OP and op.pass_index > 1]
+    if name in ("loop", "loop_growing", "twice"):
+        assert repeats, f"{name} has repeated passes"
+    assert all(op.function is None and op.location is None and not op.module_calls for op in repeats)
+    assert [op for op in brief.ops if op.pass_index == 1] == [op for op in full.ops if op.pass_index == 1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TlnetronWarning)
+        via_export = export(log, tmp_path / "a.onnx.json", granularity="rolled", show_buffers=policy)
+        via_full = export_ir(
+            full, tmp_path / "b.onnx.json", granularity="rolled", depth=None, show_buffers=policy, attachment=None
+        )
+    assert via_export.artifact_json == via_full.artifact_json.replace("b.onnx.json", "a.onnx.json")
+    assert via_export.companion_json == via_full.companion_json.replace("b.onnx.json", "a.onnx.json")
+    assert via_export.warnings == via_full.warnings
+
+
+def test_rolled_layer_whose_first_pass_is_hidden_is_described_by_its_first_pass(tmp_path: Path) -> None:
+    """The buffer policy can hide a layer's first pass (its neighbours are all hidden
+    buffers) and keep a later one; the rolled node still names the first pass's function
+    and source, which a brief read of the later pass does not carry."""
+
+    def op(name: str, layer: str, pass_index: int, role: str, parents: tuple[str, ...] = (), **kw: object) -> OpIR:
+        return OpIR(
+            name=name, layer=layer, pass_index=pass_index, num_passes=2 if layer == "add_1_1" else 1,
+            op_type={ROLE_OP: "add"}.get(role, role), role=role, shape=(2,), dtype="float32",
+            parents=parents, ports=tuple(f"arg{i}" for i in range(len(parents))), **kw,  # type: ignore[arg-type]
+        )  # fmt: skip
+
+    detail = {"function": "add", "location": "m.py:3 in forward", "module_calls": ("m:1",), "module_path": "m"}
+    ops = (
+        op("buffer_1", "buffer_1", 1, ROLE_BUFFER, buffer_address="m.num_batches_tracked"),
+        op("add_1_1:1", "add_1_1", 1, ROLE_OP, ("buffer_1",), **detail),
+        op("buffer_2", "buffer_2", 1, ROLE_BUFFER, ("add_1_1:1",), buffer_address="m.num_batches_tracked"),
+        op("input_1", "input_1", 1, ROLE_INPUT),
+        op("add_1_1:2", "add_1_1", 2, ROLE_OP, ("input_1",)),  # read briefly: no function, no source
+        op("output_1", "output_1", 1, ROLE_OUTPUT, ("add_1_1:2",)),
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TlnetronWarning)
+        res = export_ir(TraceIR(ops=ops), tmp_path / "m.onnx.json", granularity="rolled", depth=None, show_buffers="meaningful", attachment=None)
+    (node,) = [n for n in json.loads(res.artifact_json)["graph"]["node"] if n["name"] == "add_1_1"]
+    attrs = {a["name"] for a in node.get("attribute", [])}
+    assert {"function", "module_path"} <= attrs
+    assert "torch function: add" in node.get("docString", "") and "called at: m.py:3 in forward" in node.get("docString", "")
+    assert node["input"] == ["input_1"]
 
 
 def test_worded_fact_memos_start_empty_for_every_export(tmp_path: Path) -> None:

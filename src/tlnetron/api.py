@@ -420,7 +420,12 @@ def export(
 
         require_netron()
     with _gc_paused():
-        ir = read_trace(trace, show_buffers=show_buffers, module_calls=granularity == Granularity.MODULE)
+        ir = read_trace(
+            trace,
+            show_buffers=show_buffers,
+            module_calls=granularity == Granularity.MODULE,
+            brief_repeats=granularity == Granularity.ROLLED,
+        )
         baseline_row, diff = None, None
         if baseline is not None:
             from .diff import read_baseline

@@ -94,6 +94,8 @@ def _finite_float(value: Any) -> float | None:
 
 def _count(value: Any) -> int | None:
     """An int count (FLOPs may arrive as float-valued Flops); None when unknown."""
+    if isinstance(value, int) and 0 <= value < 2**53:  # Flops / Bytes are int subclasses
+        return int(value)  # exactly what rounding its float gives
     f = _finite_float(value)
     if f is None or f < 0:
         return None
@@ -131,14 +133,6 @@ def _port_names(arg_positions: Any, parents_raw: tuple[str, ...]) -> dict[str, l
             name = str(key)
         slots.setdefault(str(ref), []).append(name)
     return slots
-
-
-def _pass_from_label(label: str, op: Any) -> int:
-    """The pass index: the ``:N`` suffix every op label carries (read from the op if absent)."""
-    _head, sep, tail = label.rpartition(":")
-    if sep and tail.isdigit():
-        return int(tail)
-    return int(op.pass_index or 1)
 
 
 class _Locations:
@@ -190,7 +184,9 @@ def _buffer_access(op: Any, parents: tuple[str, ...]) -> str | None:
     return f"write ({kind})" if kind in ("inplace", "fused") else "write"
 
 
-def read_trace(log: Any, *, show_buffers: str = BufferPolicy.ALWAYS, module_calls: bool = True) -> TraceIR:
+def read_trace(
+    log: Any, *, show_buffers: str = BufferPolicy.ALWAYS, module_calls: bool = True, brief_repeats: bool = False
+) -> TraceIR:
     """Read a finished ``Trace`` into tlnetron's IR.
 
     Args:
@@ -202,6 +198,11 @@ def read_trace(log: Any, *, show_buffers: str = BufferPolicy.ALWAYS, module_call
             third of reading a BatchNorm-heavy trace. The default reads everything.
         module_calls: read the module calls (``TraceIR.calls``); only the module view uses
             them, so the op and rolled views skip them.
+        brief_repeats: read the repeated passes of compute ops (pass 2 onwards) briefly:
+            only what a rolled layer compares or sums across its passes (shape, dtype,
+            wiring, time, FLOPs, bytes). Their function, parameters, module path and calls,
+            multi-output index and source location are left out; the rolled view takes
+            those from the layer's first pass, which is always read in full.
 
     Returns:
         The :class:`~tlnetron.ir.TraceIR`.
@@ -218,7 +219,7 @@ def read_trace(log: Any, *, show_buffers: str = BufferPolicy.ALWAYS, module_call
             remedy="pass the object returned by torchlens.trace(model, x), or a trace loaded with torchlens.load(path).",
         )
     try:
-        return _read(log, show_buffers, module_calls)
+        return _read(log, show_buffers, module_calls, brief_repeats)
     except TlnetronError:
         raise
     except Exception as exc:  # a trace torchlens could not complete, or an API drift
@@ -234,14 +235,37 @@ _PSEUDO_ROLES = {"input": ROLE_INPUT, "output": ROLE_OUTPUT, "buffer": ROLE_BUFF
 _PSEUDO_FLAGS = {ROLE_INPUT: "is_input", ROLE_OUTPUT: "is_output", ROLE_BUFFER: "is_buffer"}
 
 
-def _read(log: Any, show_buffers: str, module_calls: bool) -> TraceIR:
+def _labels(log: Any, raw_ops: list[Any]) -> tuple[list[str], list[str], list[int]]:
+    """Every op's label, layer label and pass index, in execution order.
+
+    ``log.op_labels`` lists the labels without an attribute read per op; a label is its
+    layer label plus ``:<pass>``. Ops whose label does not have that form are read from
+    the op itself (``layer_label``, ``pass_index``).
+    """
+    labels = log.op_labels
+    if type(labels) is not list or len(labels) != len(raw_ops):
+        labels = [op.label for op in raw_ops]
+    labels = [label if type(label) is str else str(label) for label in labels]
+    layers: list[str] = []
+    pass_of: list[int] = []
+    for op, label in zip(raw_ops, labels):
+        layer, sep, tail = label.rpartition(":")
+        if sep and tail.isdigit():
+            layers.append(layer)
+            pass_of.append(int(tail))
+        else:
+            layers.append(str(op.layer_label))
+            pass_of.append(int(op.pass_index or 1))
+    return labels, layers, pass_of
+
+
+def _read(log: Any, show_buffers: str, module_calls: bool, brief_repeats: bool) -> TraceIR:
     # This loop runs once per op and is most of an export's reading time: each TorchLens
     # attribute is read at most once and only where the op's role needs it, values seen
     # before (dtypes, source frames) are converted once, and OpIR is built
     # positionally (the field order is checked at import, see _OPIR_FIELDS).
     raw_ops = list(log.ops)
-    labels = [str(op.label) for op in raw_ops]
-    layers = [str(op.layer_label) for op in raw_ops]
+    labels, layers, pass_of = _labels(log, raw_ops)
     passes = Counter(layers)
     # Every reference form (full 'x:N', bare layer label for single-pass layers) -> node name.
     name_of: dict[str, str] = {}
@@ -255,7 +279,7 @@ def _read(log: Any, show_buffers: str, module_calls: bool) -> TraceIR:
     role_of = _PSEUDO_ROLES.get
     ops: list[OpIR] = []
     append = ops.append
-    for op, label, layer in zip(raw_ops, labels, layers):
+    for op, label, layer, pass_index in zip(raw_ops, labels, layers, pass_of):
         name = name_of[label]
         op_type = str(op.type)
         # TorchLens' pseudo-ops carry their role as their type (input / output / buffer);
@@ -263,6 +287,7 @@ def _read(log: Any, show_buffers: str, module_calls: bool) -> TraceIR:
         role = role_of(op_type, ROLE_OP)
         if role != ROLE_OP and not getattr(op, _PSEUDO_FLAGS[role]):
             role = ROLE_OP
+        brief = brief_repeats and pass_index > 1 and role == ROLE_OP
         raw_parents = op.parents
         parents: tuple[str, ...] = ()
         ports: tuple[str, ...] = ()
@@ -270,7 +295,7 @@ def _read(log: Any, show_buffers: str, module_calls: bool) -> TraceIR:
         if raw_parents:
             parents_raw = tuple(map(str, raw_parents))
             parents, ports = _wire(log, name_of, parents_raw, op.parent_arg_positions)
-        raw_calls = op.module_call_stack
+        raw_calls = None if brief else op.module_call_stack
         calls = tuple(map(str, raw_calls)) if raw_calls else ()
         address = getattr(op, "address", None) if (calls or role == ROLE_BUFFER) else None
         address = str(address) if address else None
@@ -298,7 +323,7 @@ def _read(log: Any, show_buffers: str, module_calls: bool) -> TraceIR:
                 module_path = address
             if is_buffer:
                 buffer_access = _buffer_access(op, parents_raw)
-            elif role == ROLE_OP:
+            elif role == ROLE_OP and not brief:
                 n_params = int(op.num_params or 0)
                 if n_params:
                     params = tuple(
@@ -306,17 +331,18 @@ def _read(log: Any, show_buffers: str, module_calls: bool) -> TraceIR:
                         for n, s in zip(list(op.param_names or ()), list(op.param_shapes or ()))
                     )
                 function = str(op.func_qualname or op.func_name)
-                duration = _finite_float(op.func_duration)
-                flops = _count(op.flops_forward)
                 index = op.multi_output_index
                 if index is not None and getattr(op, "in_multi_output", False):
                     mo_index = int(index)
                 where = location(op.code_context)
+            if role == ROLE_OP:
+                duration = _finite_float(op.func_duration)
+                flops = _count(op.flops_forward)
         append(
             OpIR(
                 name,
                 layer,
-                _pass_from_label(label, op),
+                pass_index,
                 passes[layer],
                 op_type,
                 role,
@@ -358,38 +384,48 @@ if tuple(f.name for f in fields(OpIR)) != _OPIR_FIELDS:  # pragma: no cover - gu
     raise RuntimeError("tlnetron.ir.OpIR's fields changed: update reader._OPIR_FIELDS and _read's OpIR(...) calls")
 
 
+_ARG_PORTS = tuple(f"arg{i}" for i in range(64))
+
+
 def _wire(
     log: Any, name_of: dict[str, str], parents_raw: tuple[str, ...], arg_positions: Any
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Parent node names in argument order, and the argument slot each one fills."""
     unique = len(parents_raw) == 1 or len(set(parents_raw)) == len(parents_raw)
     if unique and type(arg_positions) is dict and not arg_positions.get("kwargs"):
-        args = arg_positions.get("args") or {}
-        if all(type(pos) is int for pos in args):
-            # The common case: positional tensors only, no parent twice. Each parent fills
-            # its lowest position (as _port_names orders them).
-            first: dict[str, int] = {}
-            for pos in sorted(args):
-                first.setdefault(str(args[pos]), pos)
-            names_of = [name_of.get(ref) or name_of[str(log.ops[ref].label)] for ref in parents_raw]
-            return tuple(names_of), tuple(
-                f"arg{first[ref]}" if ref in first else f"in{i}" for i, ref in enumerate(parents_raw)
-            )
+        # The common case: positional tensors only, no parent twice. Each parent fills its
+        # lowest position (as _port_names orders them).
+        lowest: dict[str, int] = {}
+        for pos, ref in (arg_positions.get("args") or {}).items():
+            if type(pos) is not int:
+                break
+            ref = ref if type(ref) is str else str(ref)
+            known = lowest.get(ref)
+            if known is None or pos < known:
+                lowest[ref] = pos
+        else:
+            names: list[str] = []
+            ports: list[str] = []
+            for i, ref in enumerate(parents_raw):
+                names.append(name_of.get(ref) or name_of[str(log.ops[ref].label)])
+                pos = lowest.get(ref)
+                ports.append(f"in{i}" if pos is None else _ARG_PORTS[pos] if pos < 64 else f"arg{pos}")
+            return tuple(names), tuple(ports)
     slots = _port_names(arg_positions, parents_raw)
     if unique:
         names_of = [name_of.get(ref) or name_of[str(log.ops[ref].label)] for ref in parents_raw]
         slot_of = [slots.get(ref) for ref in parents_raw]
         return tuple(names_of), tuple(s[0] if s else f"in{i}" for i, s in enumerate(slot_of))
     parents: list[str] = []
-    ports: list[str] = []
+    port_list: list[str] = []
     used: Counter[str] = Counter()
     for ref in parents_raw:
         parents.append(name_of.get(ref) or name_of[str(log.ops[ref].label)])
-        names = slots.get(ref, ())
+        slot_names = slots.get(ref, ())
         k = used[ref]
         used[ref] += 1
-        ports.append(names[k] if k < len(names) else f"in{len(ports)}")
-    return tuple(parents), tuple(ports)
+        port_list.append(slot_names[k] if k < len(slot_names) else f"in{len(port_list)}")
+    return tuple(parents), tuple(port_list)
 
 
 def _read_calls(log: Any) -> tuple[ModuleCallIR, ...]:

@@ -6,6 +6,9 @@ dtype; otherwise it stays untyped and ``shape_variants`` / ``dtype_variants`` sa
 pass saw. Layers are ordered by their first pass; an edge from a layer that first ran at or
 after its consumer is recurrent feedback: it is disclosed in the consumer's ``recurrence``
 attribute and never drawn (a drawn feedback edge would be a cycle the checker rejects).
+What a layer is (function, parameters, module path, source location) is its first pass's;
+what its passes saw (shapes, dtypes, edges, time, FLOPs, bytes) comes from every kept pass,
+so the reader may read repeated passes briefly (``read_trace(brief_repeats=True)``).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from dataclasses import replace
 from ._generated.vocab import Granularity, NodeAttr, NodeRole
 from .buffers import apply_buffer_policy
 from .facts import sum_facts
-from .ir import ROLE_INPUT, ROLE_OUTPUT, OpIR, TraceIR
+from .ir import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, OpIR, TraceIR
 from .nodes import fact_metadata, op_facts, op_node, op_value, root_graph, root_ranks
 from .projection import PNode, PValue, Projection, loose_type, shape_text, tensor_type
 
@@ -68,6 +71,20 @@ def project_rolled(ir: TraceIR, show_buffers: str) -> Projection:
     outputs: list[OpIR] = []
     for layer, ops in passes.items():
         head = ops[0]
+        if head.pass_index != 1 and head.role == ROLE_OP:
+            # The buffer policy hid the first pass. What a layer is (function, parameters,
+            # module path, source) is still its first pass's: repeats may be read briefly.
+            first_pass = next(op for op in ir.ops if op.layer == layer)
+            head = replace(
+                head,
+                function=first_pass.function,
+                module_calls=first_pass.module_calls,
+                module_path=first_pass.module_path,
+                num_params=first_pass.num_params,
+                params=first_pass.params,
+                multi_output_index=first_pass.multi_output_index,
+                location=first_pass.location,
+            )
         if head.role == ROLE_INPUT:
             inputs.append(replace(head, name=layer))
             values[layer] = op_value(replace(head, name=layer))
