@@ -10,6 +10,7 @@ Full-size entries (the reference measurements use the same shapes):
 * ``t5``     T5ForConditionalGeneration, T5-small shape with a 1000-token vocab; 16 + 16 ids
 * ``resnet`` ResNet-50 layout (bottleneck blocks [3, 4, 6, 3]) in plain torch; 1x3x64x64, eval
 * ``loop``   a recurrent cell (two Linears + add + tanh) applied 20 times in a Python loop
+* ``lstm``   a 2-layer LSTM language model, cells written gate by gate, unrolled over 16 steps
 * ``bert``   BertModel(BertConfig()) - BERT-base; input_ids (1, 32)
 
 ``quick=True`` builds small configs of the same architectures for a fast smoke run.
@@ -26,7 +27,7 @@ from torch import nn
 
 __all__ = ["MODELS", "build", "src_fingerprint", "trace"]
 
-MODELS = ("gpt2", "t5", "resnet", "loop", "bert")
+MODELS = ("gpt2", "t5", "resnet", "loop", "lstm", "bert")
 SEED = 0
 
 
@@ -115,6 +116,42 @@ class Looped(nn.Module):
         return self.head(h)
 
 
+class GateLSTMCell(nn.Module):
+    """An LSTM cell written out gate by gate, as char-RNN and research code often does."""
+
+    def __init__(self, dim: int, hidden: int) -> None:
+        super().__init__()
+        self.gates = nn.Linear(dim + hidden, 4 * hidden)
+
+    def forward(self, x: torch.Tensor, h: torch.Tensor, c: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        i, f, g, o = self.gates(torch.cat([x, h], dim=-1)).chunk(4, dim=-1)
+        c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+        return torch.sigmoid(o) * torch.tanh(c), c
+
+
+class CharLSTM(nn.Module):
+    """A stacked LSTM language model unrolled step by step: embed, the cells, logits per step."""
+
+    def __init__(self, vocab: int = 256, dim: int = 128, hidden: int = 256, layers: int = 2) -> None:
+        super().__init__()
+        self.hidden = hidden
+        self.embed = nn.Embedding(vocab, dim)
+        self.cells = nn.ModuleList(GateLSTMCell(dim if k == 0 else hidden, hidden) for k in range(layers))
+        self.head = nn.Linear(hidden, vocab)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        batch, steps = ids.shape
+        state = [(torch.zeros(batch, self.hidden), torch.zeros(batch, self.hidden)) for _ in self.cells]
+        logits = []
+        for t in range(steps):
+            x = self.embed(ids[:, t])
+            for k, cell in enumerate(self.cells):
+                x, c = cell(x, *state[k])
+                state[k] = (x, c)
+            logits.append(self.head(x))
+        return torch.stack(logits, dim=1)
+
+
 # --------------------------------------------------------------------------- builders
 
 
@@ -155,6 +192,12 @@ def _loop(quick: bool) -> tuple[nn.Module, tuple[Any, ...], dict[str, Any]]:
     return Looped(dim, steps).eval(), (torch.randn(1, steps, dim),), {}
 
 
+def _lstm(quick: bool) -> tuple[nn.Module, tuple[Any, ...], dict[str, Any]]:
+    if quick:
+        return CharLSTM(vocab=32, dim=16, hidden=16, layers=1).eval(), (torch.randint(0, 32, (1, 4)),), {}
+    return CharLSTM().eval(), (torch.randint(0, 256, (1, 16)),), {}
+
+
 def _bert(quick: bool) -> tuple[nn.Module, tuple[Any, ...], dict[str, Any]]:
     from transformers import BertConfig, BertModel
 
@@ -167,7 +210,7 @@ def _bert(quick: bool) -> tuple[nn.Module, tuple[Any, ...], dict[str, Any]]:
     return BertModel(cfg).eval(), (torch.randint(0, vocab, (1, seq)),), {}
 
 
-_BUILDERS = {"gpt2": _gpt2, "t5": _t5, "resnet": _resnet, "loop": _loop, "bert": _bert}
+_BUILDERS = {"gpt2": _gpt2, "t5": _t5, "resnet": _resnet, "loop": _loop, "lstm": _lstm, "bert": _bert}
 
 
 def build(name: str, quick: bool = False) -> tuple[nn.Module, tuple[Any, ...], dict[str, Any]]:
