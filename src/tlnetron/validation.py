@@ -161,8 +161,9 @@ def parse_artifact(text: str) -> tuple[onnx.ModelProto | None, list[Problem]]:
     return model, problems
 
 
-def check_onnx(model: onnx.ModelProto) -> str | None:
-    """Run ``onnx.checker.check_model(full_check=True)``; the failure text, or None."""
+def check_onnx(model: onnx.ModelProto | bytes) -> str | None:
+    """Run ``onnx.checker.check_model(full_check=True)`` on a model or its serialized bytes;
+    the failure text, or None."""
     try:
         onnx.checker.check_model(model, full_check=True)
     except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as exc:
