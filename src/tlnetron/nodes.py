@@ -67,6 +67,11 @@ _Num = TypeVar("_Num", int, float)
 
 def _known(value: _Num | None) -> _Num | None:
     """A fact as the panel may state it: non-finite or negative values are unknown (absent)."""
+    kind = type(value)
+    if kind is float:  # NaN fails both comparisons
+        return value if 0 <= value < math.inf else None  # type: ignore[operator]
+    if kind is int:
+        return value if value >= 0 else None  # type: ignore[operator]
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, float) and not math.isfinite(value):
@@ -131,11 +136,18 @@ def op_value(op: OpIR) -> PValue:
 
 
 def op_node(
-    op: OpIR, inputs: tuple[str, ...], ports: tuple[str, ...], *, domain: str = DOMAIN_LOSSY, typed: bool | None = None
+    op: OpIR,
+    inputs: tuple[str, ...],
+    ports: tuple[str, ...],
+    *,
+    domain: str = DOMAIN_LOSSY,
+    typed: bool | None = None,
+    facts: Facts | None = None,
 ) -> PNode:
     """A node for one op (or buffer pseudo-op) with its curated properties.
 
-    ``typed`` says whether the op's output value has a faithful type (computed when None).
+    ``typed`` says whether the op's output value has a faithful type (computed when None);
+    ``facts`` are ``op_facts(op)`` when the caller has them already.
     """
     attrs: list[tuple[str, str | int]] = []
     if op.function:
@@ -166,7 +178,8 @@ def op_node(
     names = input_names_value(ports)
     if names is not None and inputs:
         meta.append((NodeMeta.INPUT_NAMES, names))
-    facts = op_facts(op)
+    if facts is None:
+        facts = op_facts(op)
     meta.extend(fact_metadata(facts))
     doc_lines = []
     if op.function:

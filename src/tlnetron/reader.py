@@ -279,15 +279,23 @@ def _read(log: Any, show_buffers: str, module_calls: bool, brief_repeats: bool) 
     role_of = _PSEUDO_ROLES.get
     ops: list[OpIR] = []
     append = ops.append
+    compute_type: dict[str, str] = {}  # layer -> op type, of compute layers (brief_repeats)
     for op, label, layer, pass_index in zip(raw_ops, labels, layers, pass_of):
         name = name_of[label]
-        op_type = str(op.type)
-        # TorchLens' pseudo-ops carry their role as their type (input / output / buffer);
-        # the flag confirms it. Every other type is a compute op (one attribute read).
-        role = role_of(op_type, ROLE_OP)
-        if role != ROLE_OP and not getattr(op, _PSEUDO_FLAGS[role]):
-            role = ROLE_OP
-        brief = brief_repeats and pass_index > 1 and role == ROLE_OP
+        # A repeated pass of a compute layer (read briefly) is of its first pass's type.
+        known_type = compute_type.get(layer) if pass_index > 1 else None
+        brief = known_type is not None
+        if known_type is not None:
+            op_type, role = known_type, ROLE_OP
+        else:
+            op_type = str(op.type)
+            # TorchLens' pseudo-ops carry their role as their type (input / output / buffer);
+            # the flag confirms it. Every other type is a compute op (one attribute read).
+            role = role_of(op_type, ROLE_OP)
+            if role != ROLE_OP and not getattr(op, _PSEUDO_FLAGS[role]):
+                role = ROLE_OP
+            if brief_repeats and role == ROLE_OP and pass_index == 1:
+                compute_type[layer] = op_type
         raw_parents = op.parents
         parents: tuple[str, ...] = ()
         ports: tuple[str, ...] = ()

@@ -119,6 +119,7 @@ def _traverse(
     kept_calls: set[str],
     by_label: dict[str, ModuleCallIR],
     hidden_by_call: tuple[tuple[str, int, int], ...],
+    facts_of: dict[str, Facts],
 ) -> tuple[dict[str | None, _Body], dict[str, int], list[OpIR], list[OpIR]]:
     """One pass in execution order: place every op and kept call in its body and record
     which values cross call boundaries (call inputs and outputs)."""
@@ -165,7 +166,7 @@ def _traverse(
         home[op.name] = chain
         bodies[chain[-1] if chain else None].items.append(op)
         if op.role == ROLE_OP:
-            facts = op_facts(op)
+            facts = facts_of[op.name]
             for c in chain:
                 body = bodies[c]
                 body.facts.append(facts)
@@ -199,8 +200,9 @@ def project_module(ir: TraceIR, show_buffers: str, depth_arg: int | None) -> Pro
 
     kept_calls = {c for c in by_label if depth.get(c, 0) >= d and counts.get(c, 0) >= 2}
     inlined = _cap_functions(kept_calls, depth)
+    facts_of = {op.name: op_facts(op) for op in ops if op.role == ROLE_OP}
     while True:
-        bodies, position, inputs, outputs = _traverse(ops, kept_calls, by_label, kept.hidden_by_call)
+        bodies, position, inputs, outputs = _traverse(ops, kept_calls, by_label, kept.hidden_by_call, facts_of)
         # A call that takes nothing from outside and gives nothing back (e.g. one holding only
         # a buffer counter chain) would be a node with no edges, which the checker rejects:
         # dissolve it into its parent and place the ops again.
@@ -232,7 +234,9 @@ def project_module(ir: TraceIR, show_buffers: str, depth_arg: int | None) -> Pro
                 vals.extend(values[o] for o in node.outputs)
             else:
                 value = values[item.name]
-                nodes.append(op_node(item, item.parents, item.ports, typed=value.type is not None))
+                nodes.append(
+                    op_node(item, item.parents, item.ports, typed=value.type is not None, facts=facts_of.get(item.name))
+                )
                 vals.append(value)
         return nodes, vals
 
@@ -263,7 +267,7 @@ def project_module(ir: TraceIR, show_buffers: str, depth_arg: int | None) -> Pro
         {op.name: values[op.name] for op in inputs},
         doc=_hidden_text(root.hidden_buffers, root.hidden_ops, "at the root"),
     )
-    leaf_facts = [op_facts(op) for op in ops if op.role == ROLE_OP]
+    leaf_facts = list(facts_of.values())
     return Projection(
         granularity=Granularity.MODULE,
         graph=graph,
