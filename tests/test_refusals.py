@@ -222,6 +222,34 @@ def test_failed_second_replace_restores_everything(
     assert path.read_text(encoding="utf-8") == result.artifact_json
 
 
+def test_every_file_reaches_the_disk_before_any_destination_is_replaced(
+    log: torchlens.Trace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path, _ = _existing_pair(log, tmp_path)
+    events: list[tuple[str, Any]] = []
+    real_sync = tlnetron.writer._datasync
+
+    def sync(fd: int) -> None:
+        events.append(("sync", os.fstat(fd).st_size))
+        real_sync(fd)
+
+    class _Os:
+        def replace(self, src: Any, dst: Any) -> None:
+            events.append(("replace", Path(dst).name))
+            os.replace(src, dst)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(os, name)
+
+    monkeypatch.setattr(tlnetron.writer, "_datasync", sync)
+    monkeypatch.setattr(tlnetron.writer, "os", _Os())
+    result = _export(log, path, granularity="op")
+    monkeypatch.undo()
+    assert result.companion is not None
+    sizes = [len(result.artifact_bytes), len(result.companion_bytes or b"")]
+    assert events == [("sync", sizes[0]), ("sync", sizes[1]), ("replace", path.name), ("replace", result.companion.name)]
+
+
 def test_companion_destination_is_a_folder(log: torchlens.Trace, tmp_path: Path) -> None:
     """A real-world second-replace failure: the companion's name is taken by a folder."""
     path, _ = _existing_pair(log, tmp_path)

@@ -1,6 +1,7 @@
 """Stage 5b, the writer: artifact and companion land atomically, both or neither.
 
-Each file is written to a temporary sibling and fsynced; then every destination is replaced
+Each file is written to a temporary sibling and synced to disk (``fdatasync``: its data and
+size; ``fsync`` where there is no fdatasync); then every destination is replaced
 with ``os.replace``. If a later replace fails, files already replaced are restored from
 hard-link (or copy) backups, so a refusal or a crash leaves existing files as they were.
 """
@@ -23,6 +24,12 @@ def companion_path_for(artifact: Path) -> Path:
     return artifact.with_name(f"{artifact.stem}.attachment.json")
 
 
+# The data and the size of a new file reach the disk before it replaces anything;
+# fdatasync skips only what reading it back does not need (timestamps). macOS has no
+# fdatasync: fsync there.
+_datasync = getattr(os, "fdatasync", os.fsync)
+
+
 def _tmp(path: Path) -> Path:
     return path.with_name(f".{path.name}.{os.getpid()}.tlnetron-tmp")
 
@@ -43,7 +50,7 @@ def write_atomically(files: list[tuple[Path, bytes]]) -> None:
             with open(tmp, "wb") as fh:
                 fh.write(data)
                 fh.flush()
-                os.fsync(fh.fileno())
+                _datasync(fh.fileno())
         # Only files replaced before the last one can need restoring.
         for path, _ in files[:-1]:
             if path.exists():
