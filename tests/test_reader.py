@@ -61,7 +61,9 @@ def test_brief_repeats_export_the_same_rolled_bytes(zoo_trace: ZooTrace, tmp_pat
     repeats = [op for op in brief.ops if op.role == ROLE_OP and op.pass_index > 1]
     if name in ("loop", "loop_growing", "twice"):
         assert repeats, f"{name} has repeated passes"
-    assert all(op.function is None and op.location is None and not op.module_calls for op in repeats)
+    assert all(op.location is None and not op.module_calls and op.module_path is None for op in repeats)
+    by_name = {op.name: op for op in full.ops}
+    assert all(op.function == by_name[op.name].function and op.params == by_name[op.name].params for op in repeats)
     assert [op for op in brief.ops if op.pass_index == 1] == [op for op in full.ops if op.pass_index == 1]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TlnetronWarning)
@@ -72,6 +74,31 @@ def test_brief_repeats_export_the_same_rolled_bytes(zoo_trace: ZooTrace, tmp_pat
     assert via_export.artifact_json == via_full.artifact_json.replace("b.onnx.json", "a.onnx.json")
     assert via_export.companion_json == via_full.companion_json.replace("b.onnx.json", "a.onnx.json")
     assert via_export.warnings == via_full.warnings
+
+
+@pytest.mark.parametrize("name", ["loop", "loop_growing", "twice"])
+def test_what_an_op_is_is_the_same_for_every_pass_of_its_layer(zoo_trace: ZooTrace, name: str) -> None:
+    """The reader reads an op's type, function, parameters, multi-output slot and module
+    address once per layer (TorchLens keeps them per Layer). Hold TorchLens to that on
+    every repeated pass, and the reader's IR to what each op itself says."""
+    log = zoo_trace(name)
+    fields = ("type", "func_qualname", "num_params", "param_names", "param_shapes", "multi_output_index", "in_multi_output", "address")
+    first: dict[str, tuple[object, ...]] = {}
+    repeats = 0
+    for op in log.ops:
+        seen = tuple(repr(getattr(op, f, None)) for f in fields)
+        if op.layer_label in first:
+            repeats += 1
+            assert seen == first[op.layer_label], f"{op.label} differs from its layer's first pass"
+        else:
+            first[op.layer_label] = seen
+    assert repeats, f"{name} has no repeated passes"
+    ir = read_trace(log)
+    for raw, op in zip(log.ops, ir.ops):
+        if op.role == ROLE_OP:
+            assert op.function == str(raw.func_qualname or raw.func_name)
+            assert op.num_params == int(raw.num_params or 0)
+            assert op.module_path == (str(raw.address) if raw.module_call_stack and raw.address else None)
 
 
 def test_rolled_layer_whose_first_pass_is_hidden_is_described_by_its_first_pass(tmp_path: Path) -> None:

@@ -200,9 +200,12 @@ def read_trace(
             them, so the op and rolled views skip them.
         brief_repeats: read the repeated passes of compute ops (pass 2 onwards) briefly:
             only what a rolled layer compares or sums across its passes (shape, dtype,
-            wiring, time, FLOPs, bytes). Their function, parameters, module path and calls,
-            multi-output index and source location are left out; the rolled view takes
-            those from the layer's first pass, which is always read in full.
+            wiring, time, FLOPs, bytes). Their module calls and source location are left
+            out; the rolled view takes those from the layer's first pass.
+
+    Whatever the options, what a compute op *is* (type, function, parameters, multi-output
+    slot, module address) is read once per layer, from its first pass: TorchLens keeps
+    those per Layer, the same for every pass.
 
     Returns:
         The :class:`~tlnetron.ir.TraceIR`.
@@ -279,14 +282,15 @@ def _read(log: Any, show_buffers: str, module_calls: bool, brief_repeats: bool) 
     role_of = _PSEUDO_ROLES.get
     ops: list[OpIR] = []
     append = ops.append
-    compute_type: dict[str, str] = {}  # layer -> op type, of compute layers (brief_repeats)
+    # What a compute op *is* (type, function, parameters, multi-output slot, module
+    # address) TorchLens keeps per Layer, the same for every pass: read once per layer.
+    layer_facts: dict[str, tuple[str, str | None, int, Any, int | None, str | None]] = {}
     for op, label, layer, pass_index in zip(raw_ops, labels, layers, pass_of):
         name = name_of[label]
-        # A repeated pass of a compute layer (read briefly) is of its first pass's type.
-        known_type = compute_type.get(layer) if pass_index > 1 else None
-        brief = known_type is not None
-        if known_type is not None:
-            op_type, role = known_type, ROLE_OP
+        known = layer_facts.get(layer) if pass_index > 1 else None
+        if known is not None:
+            op_type, function, n_params, params, mo_index, layer_address = known
+            role = ROLE_OP
         else:
             op_type = str(op.type)
             # TorchLens' pseudo-ops carry their role as their type (input / output / buffer);
@@ -294,8 +298,11 @@ def _read(log: Any, show_buffers: str, module_calls: bool, brief_repeats: bool) 
             role = role_of(op_type, ROLE_OP)
             if role != ROLE_OP and not getattr(op, _PSEUDO_FLAGS[role]):
                 role = ROLE_OP
-            if brief_repeats and role == ROLE_OP and pass_index == 1:
-                compute_type[layer] = op_type
+            function = mo_index = layer_address = None
+            n_params = 0
+            params = ()
+        # A repeat read briefly (rolled view) skips its module calls and source as well.
+        brief = brief_repeats and known is not None
         raw_parents = op.parents
         parents: tuple[str, ...] = ()
         ports: tuple[str, ...] = ()
@@ -305,13 +312,14 @@ def _read(log: Any, show_buffers: str, module_calls: bool, brief_repeats: bool) 
             parents, ports = _wire(log, name_of, parents_raw, op.parent_arg_positions)
         raw_calls = None if brief else op.module_call_stack
         calls = tuple(map(str, raw_calls)) if raw_calls else ()
-        address = getattr(op, "address", None) if (calls or role == ROLE_BUFFER) else None
-        address = str(address) if address else None
+        if known is not None and (layer_address or not calls):
+            address = layer_address if calls else None
+        else:
+            address = getattr(op, "address", None) if (calls or role == ROLE_BUFFER) else None
+            address = str(address) if address else None
         # What each role carries; anything it does not is None (shown nowhere).
-        shape = dtype = function = module_path = duration = flops = nbytes = None
-        mo_index = buffer_address = buffer_access = where = None
-        n_params = 0
-        params: tuple[tuple[str, tuple[int, ...]], ...] = ()
+        shape = dtype = module_path = duration = flops = nbytes = None
+        buffer_address = buffer_access = where = None
         is_buffer = role == ROLE_BUFFER
         if is_buffer:
             buffer_address = address
@@ -331,19 +339,21 @@ def _read(log: Any, show_buffers: str, module_calls: bool, brief_repeats: bool) 
                 module_path = address
             if is_buffer:
                 buffer_access = _buffer_access(op, parents_raw)
-            elif role == ROLE_OP and not brief:
-                n_params = int(op.num_params or 0)
-                if n_params:
-                    params = tuple(
-                        (str(n), tuple(int(d) for d in s))
-                        for n, s in zip(list(op.param_names or ()), list(op.param_shapes or ()))
-                    )
-                function = str(op.func_qualname or op.func_name)
-                index = op.multi_output_index
-                if index is not None and getattr(op, "in_multi_output", False):
-                    mo_index = int(index)
-                where = location(op.code_context)
-            if role == ROLE_OP:
+            elif role == ROLE_OP:
+                if known is None:
+                    n_params = int(op.num_params or 0)
+                    if n_params:
+                        params = tuple(
+                            (str(n), tuple(int(d) for d in s))
+                            for n, s in zip(list(op.param_names or ()), list(op.param_shapes or ()))
+                        )
+                    function = str(op.func_qualname or op.func_name)
+                    index = op.multi_output_index
+                    if index is not None and getattr(op, "in_multi_output", False):
+                        mo_index = int(index)
+                    layer_facts[layer] = (op_type, function, n_params, params, mo_index, address)
+                if not brief:
+                    where = location(op.code_context)
                 duration = _finite_float(op.func_duration)
                 flops = _count(op.flops_forward)
         append(
