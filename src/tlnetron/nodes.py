@@ -27,6 +27,7 @@ __all__ = [
     "op_facts",
     "op_node",
     "op_value",
+    "passes_facts",
     "root_graph",
     "root_ranks",
 ]
@@ -86,6 +87,34 @@ def op_facts(op: OpIR) -> Facts:
         flops=_known(op.flops),
         nbytes=_known(op.nbytes),
         op_count=1 if op.role not in (ROLE_INPUT, ROLE_OUTPUT, ROLE_BUFFER) else None,
+    )
+
+
+def passes_facts(ops: Iterable[OpIR], passes: int) -> Facts:
+    """A rolled layer's facts: its passes' ``op_facts`` summed (what ``sum_facts`` of them
+    gives), with ``op_count`` the number of passes when they are compute ops."""
+    durations: list[float] = []
+    flops: list[int] = []
+    nbytes: list[int] = []
+    compute = False
+    for op in ops:
+        d = _known(op.duration_s)
+        if d is not None:
+            durations.append(d)
+        f = _known(op.flops)
+        if f is not None:
+            flops.append(f)
+        b = _known(op.nbytes)
+        if b is not None:
+            nbytes.append(b)
+        compute = compute or op.role not in (ROLE_INPUT, ROLE_OUTPUT, ROLE_BUFFER)
+    return Facts(
+        duration_s=sum(durations) if durations else None,
+        flops=sum(flops) if flops else None,
+        nbytes=sum(nbytes) if nbytes else None,
+        op_count=passes if compute else None,
+        inclusive=False,
+        passes=passes,
     )
 
 

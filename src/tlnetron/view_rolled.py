@@ -19,7 +19,7 @@ from ._generated.vocab import Granularity, NodeAttr, NodeRole
 from .buffers import apply_buffer_policy
 from .facts import sum_facts
 from .ir import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, OpIR, TraceIR
-from .nodes import fact_metadata, op_facts, op_node, op_value, root_graph, root_ranks
+from .nodes import fact_metadata, op_node, op_value, passes_facts, root_graph, root_ranks
 from .projection import PNode, PValue, Projection, loose_type, shape_text, tensor_type
 
 __all__ = ["project_rolled"]
@@ -110,17 +110,23 @@ def project_rolled(ir: TraceIR, show_buffers: str) -> Projection:
             for op in ops:
                 outputs.append(replace(op, parents=tuple(layer_of.get(p, p) for p in op.parents)))
             continue
-        shapes = [shape_text(op.shape) for op in ops]
-        dtypes = [str(op.dtype) for op in ops]
-        agree = len(set(shapes)) == 1 and len(set(dtypes)) == 1
+        shapes: list[str] = []
+        dtypes: list[str] = []
+        agree = True
+        for op in ops:
+            if op.shape != head.shape or op.dtype != head.dtype:
+                # Some pass differs from the first: compare what the sidebar would say.
+                shapes = [shape_text(op.shape) for op in ops]
+                dtypes = [str(op.dtype) for op in ops]
+                agree = len(set(shapes)) == 1 and len(set(dtypes)) == 1
+                break
         ty = tensor_type(head.shape, head.dtype) if agree else None
         loose = None if ty is not None else loose_type([op.shape for op in ops], [op.dtype for op in ops])
         values[layer] = PValue(layer, ty, loose=loose)
         merged = replace(head, name=layer, parents=tuple(drawn), ports=tuple(drawn.values()), num_passes=1)
         node = op_node(merged, tuple(drawn), tuple(drawn.values()))
         n = len(ops)
-        facts = sum_facts([op_facts(op) for op in ops], inclusive=False, passes=n)
-        facts = replace(facts, op_count=n if facts.op_count else None)
+        facts = passes_facts(ops, n)
         attrs = dict(node.attributes)
         if n > 1:
             attrs[NodeAttr.PASSES] = n
