@@ -180,26 +180,35 @@ def _project(ir: TraceIR, granularity: str, depth: int | None, show_buffers: str
 def _counts(projection: Projection) -> dict[str, int]:
     g = projection.graph
     typed = {v.name for v in (*g.inputs, *g.values, *g.outputs) if v.type is not None}
-    pairs: set[tuple[str, str]] = set()
     producer: dict[str, str] = {v.name: v.name for v in g.inputs}
     for n in g.nodes:
         for o in n.outputs:
             producer[o] = n.name
-    typed_pairs = 0
+    # An edge is a (producer, consumer) pair: pairs can only repeat within one consumer's
+    # inputs, so they are told apart per node (no set of every pair in the graph).
+    pairs = typed_pairs = 0
     for n in g.nodes:
-        for i in n.inputs:
-            pair = (producer.get(i, i), n.name)
-            if pair not in pairs:
-                pairs.add(pair)
+        inputs = n.inputs
+        if len(inputs) == 1:
+            pairs += 1
+            typed_pairs += inputs[0] in typed
+            continue
+        seen: set[str] = set()
+        for i in inputs:
+            p = producer.get(i, i)
+            if p not in seen:
+                seen.add(p)
+                pairs += 1
                 typed_pairs += i in typed
-    edges = len(pairs) + len(g.outputs)
+    edges = pairs + len(g.outputs)
     typed_edges = typed_pairs + sum(1 for v in g.outputs if v.type is not None)
     bodies: list[PGraph] = [g, *(f.body for f in projection.functions)]
     omitted = 0
     for b in bodies:
-        names = {v.name for v in (*b.inputs, *b.values, *b.outputs)}
-        typed_names = {v.name for v in (*b.inputs, *b.values, *b.outputs) if v.type is not None}
-        omitted += len(names - typed_names)
+        typed_in_body: dict[str, bool] = {}
+        for v in (*b.inputs, *b.values, *b.outputs):
+            typed_in_body[v.name] = typed_in_body.get(v.name, False) or v.type is not None
+        omitted += sum(1 for t in typed_in_body.values() if not t)
     return {
         "nodes": len(g.nodes),
         "edges": edges,

@@ -328,8 +328,14 @@ def root_ranks(graph: PGraph) -> int:
     """Longest path through the graph counted in boxes (inputs and outputs included)."""
     depth: dict[str, int] = {v.name: 1 for v in graph.inputs}
     best = 1 if graph.inputs else 0
+    get = depth.get
     for node in graph.nodes:  # nodes are in topological order
-        d = 1 + max((depth.get(i, 0) for i in node.inputs), default=0)
+        d = 0
+        for i in node.inputs:
+            seen = get(i, 0)
+            if seen > d:
+                d = seen
+        d += 1
         for o in node.outputs:
             depth[o] = d
         best = max(best, d)

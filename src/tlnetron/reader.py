@@ -60,8 +60,12 @@ def _dtype_name(dtype: Any) -> str | None:
 def _shape(shape: Any) -> tuple[Dim, ...] | None:
     if shape is None:
         return None
-    if type(shape) is tuple and all(type(d) is int for d in shape):
-        return shape  # the common case: already a tuple of plain ints
+    if type(shape) is tuple:
+        for d in shape:
+            if type(d) is not int:
+                break
+        else:
+            return shape  # the common case: already a tuple of plain ints
     try:
         dims = tuple(shape)
     except TypeError:
