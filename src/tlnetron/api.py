@@ -455,6 +455,10 @@ def export(
             diff=diff,
             progress=progress,
         )
+        # Free the IR while the collector is still paused: left alive until the function
+        # returns, its objects would be young when collection resumes, and the first
+        # collection would walk them all.
+        del ir, diff
     if serve:
         from .serve import serve_result
 
