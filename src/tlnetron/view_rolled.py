@@ -168,5 +168,5 @@ def project_rolled(ir: TraceIR, show_buffers: str) -> Projection:
         hidden_buffers=kept.hidden_buffers,
         hidden_ops=kept.hidden_ops,
         root_ranks=root_ranks(graph),
-        totals=sum_facts([replace(f, passes=1) for f in leaf], inclusive=False),
+        totals=sum_facts(leaf, inclusive=False),  # sums values only: each layer's passes count is not read
     )
