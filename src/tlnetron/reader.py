@@ -197,11 +197,12 @@ def read_trace(
         log: a ``torchlens.Trace``.
         show_buffers: the buffer policy the IR will be exported with. Buffer pseudo-ops
             the policy hides by themselves (:func:`tlnetron.buffers.hides_buffer`) are read
-            only as far as the policy needs them (name, wiring, module calls, address): their
-            shape, dtype, bytes and access kind are never shown, and reading them cost a
-            third of reading a BatchNorm-heavy trace. The default reads everything.
+            only as far as the policy needs them (name, parents, address, and their module
+            calls for the module view): their argument slots (``ports``, empty), shape,
+            dtype, bytes and access kind are never shown, and reading them cost a third of
+            reading a BatchNorm-heavy trace. The default reads everything.
         module_calls: read the module calls (``TraceIR.calls``); only the module view uses
-            them, so the op and rolled views skip them.
+            them, so the op and rolled views skip them (and hidden buffers' call stacks).
         brief_repeats: read the repeated passes of compute ops (pass 2 onwards) briefly:
             only what a rolled layer compares or sums across its passes (shape, dtype,
             wiring, time, FLOPs, bytes). Their module calls and source location are left
@@ -307,28 +308,38 @@ def _read(log: Any, show_buffers: str, module_calls: bool, brief_repeats: bool) 
             params = ()
         # A repeat read briefly (rolled view) skips its module calls and source as well.
         brief = brief_repeats and known is not None
+        is_buffer = role == ROLE_BUFFER
+        hidden = False
+        buffer_address = None
+        if is_buffer:
+            buffer_address = getattr(op, "address", None)
+            buffer_address = str(buffer_address) if buffer_address else None
+            hidden = hides_buffer(show_buffers, buffer_address)
         raw_parents = op.parents
         parents: tuple[str, ...] = ()
         ports: tuple[str, ...] = ()
         parents_raw: tuple[str, ...] = ()
         if raw_parents:
             parents_raw = tuple(map(str, raw_parents))
-            parents, ports = _wire(log, name_of, parents_raw, op.parent_arg_positions)
-        raw_calls = None if brief else op.module_call_stack
+            if hidden:  # only the wiring counts for a hidden buffer, not its argument slots
+                parents = tuple([name_of.get(ref) or name_of[str(log.ops[ref].label)] for ref in parents_raw])
+            else:
+                parents, ports = _wire(log, name_of, parents_raw, op.parent_arg_positions)
+        # Module calls place ops in the module view (and count hidden buffers per call there).
+        raw_calls = None if brief or (hidden and not module_calls) else op.module_call_stack
         calls = tuple(map(str, raw_calls)) if raw_calls else ()
-        if known is not None and (layer_address or not calls):
+        if is_buffer:
+            address = buffer_address
+        elif known is not None and (layer_address or not calls):
             address = layer_address if calls else None
         else:
-            address = getattr(op, "address", None) if (calls or role == ROLE_BUFFER) else None
+            address = getattr(op, "address", None) if calls else None
             address = str(address) if address else None
         # What each role carries; anything it does not is None (shown nowhere).
         shape = dtype = module_path = duration = flops = nbytes = None
-        buffer_address = buffer_access = where = None
-        is_buffer = role == ROLE_BUFFER
-        if is_buffer:
-            buffer_address = address
+        buffer_access = where = None
         # A buffer the policy hides is read only as far as the policy needs it.
-        if not (is_buffer and hides_buffer(show_buffers, address)):
+        if not hidden:
             shape = _shape(op.shape)
             dtype_raw = op.dtype
             try:
