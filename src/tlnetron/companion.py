@@ -117,4 +117,3 @@ def companion_bytes(companion: dict[str, Any]) -> bytes:
     Non-finite values are refused by :func:`tlnetron.validation.companion_problems` first.
     """
     return dumps_bytes(companion) + b"\n"
-

@@ -267,6 +267,18 @@ def _labels(log: Any, raw_ops: list[Any]) -> tuple[list[str], list[str], list[in
     return labels, layers, pass_of
 
 
+def _node_names(labels: list[str], layers: list[str], passes: Counter[str]) -> dict[str, str]:
+    """Every reference form of an op (full ``x:N`` label; bare layer label of a single-pass
+    layer) -> its node name: the layer label for a single-pass layer, else the full label."""
+    name_of: dict[str, str] = {}
+    for label, layer in zip(labels, layers):
+        if passes[layer] == 1:
+            name_of[label] = name_of[layer] = layer
+        else:
+            name_of[label] = label
+    return name_of
+
+
 def _read(log: Any, show_buffers: str, module_calls: bool, brief_repeats: bool) -> TraceIR:
     # This loop runs once per op and is most of an export's reading time: each TorchLens
     # attribute is read at most once and only where the op's role needs it, values seen
@@ -275,13 +287,7 @@ def _read(log: Any, show_buffers: str, module_calls: bool, brief_repeats: bool) 
     raw_ops = list(log.ops)
     labels, layers, pass_of = _labels(log, raw_ops)
     passes = Counter(layers)
-    # Every reference form (full 'x:N', bare layer label for single-pass layers) -> node name.
-    name_of: dict[str, str] = {}
-    for label, layer in zip(labels, layers):
-        if passes[layer] == 1:
-            name_of[label] = name_of[layer] = layer
-        else:
-            name_of[label] = label
+    name_of = _node_names(labels, layers, passes)
     location = _Locations()
     dtype_names: dict[Any, str | None] = {}
     role_of = _PSEUDO_ROLES.get
@@ -565,8 +571,8 @@ def load_saved_trace(path: str | Path) -> Any:
 
 
 def _node_name_map(log: Any) -> dict[str, str]:
-    passes = Counter(op.layer_label for op in log.ops)
-    return {op.label: (op.layer_label if passes[op.layer_label] == 1 else op.label) for op in log.ops}
+    labels, layers, _ = _labels(log, list(log.ops))
+    return _node_names(labels, layers, Counter(layers))
 
 
 def read_diff(subject: Any, reference: Any) -> DiffIR:
