@@ -327,6 +327,25 @@ def test_strategy_draws_consistent_traces(ir: TraceIR) -> None:
     _check_consistent(ir)
 
 
+@given(ir=trace_irs())
+def test_a_rolled_layers_facts_are_its_passes_facts_summed(ir: TraceIR) -> None:
+    """``nodes.passes_facts`` (the rolled view's fused sum, one walk over the passes) says
+    exactly what summing each pass's ``op_facts`` says, NaN, negatives and pseudo-ops
+    included."""
+    from dataclasses import replace
+
+    from tlnetron.facts import sum_facts
+    from tlnetron.nodes import op_facts, passes_facts
+
+    layers: dict[str, list[OpIR]] = {}
+    for op in ir.ops:
+        layers.setdefault(op.layer, []).append(op)
+    for ops in layers.values():
+        summed = sum_facts([op_facts(op) for op in ops], inclusive=False, passes=len(ops))
+        expected = replace(summed, op_count=len(ops) if summed.op_count else None)
+        assert passes_facts(ops, len(ops)) == expected
+
+
 @given(ir=trace_irs(max_ops=12), options=export_options(), stale=st.sampled_from(("artifact", "both")))
 def test_a_refusal_leaves_existing_files_alone(ir: TraceIR, options: dict[str, object], stale: str) -> None:
     """Over existing files: a refusal changes nothing; a success replaces them (both or neither)."""
