@@ -155,3 +155,26 @@ def test_worded_fact_memos_start_empty_for_every_export(tmp_path: Path) -> None:
     assert flops_text.cache_info().currsize == 0
     assert bytes_text.cache_info().currsize == 0
     assert shape_text.cache_info().currsize == 0
+
+
+def test_versions_are_those_of_the_imported_packages(zoo_trace: ZooTrace, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The IR records the versions of the torch and torchlens that made the trace: their
+    modules' ``__version__``; the installed metadata only when a module has none."""
+    import importlib.metadata
+
+    import torch
+    import torchlens
+
+    from tlnetron import reader
+
+    reader._version.cache_clear()
+    ir = reader.read_trace(zoo_trace("twice"))
+    assert (ir.torchlens_version, ir.torch_version) == (str(torchlens.__version__), str(torch.__version__))
+    # Here the installed distributions agree with the modules.
+    assert ir.torch_version == importlib.metadata.version("torch")
+    # A module without __version__ falls back to the metadata, then to "unknown".
+    reader._version.cache_clear()
+    monkeypatch.delattr(torchlens, "__version__")
+    assert reader._version("torchlens") == importlib.metadata.version("torchlens")
+    assert reader._version("no-such-distribution-tlnetron") == "unknown"
+    reader._version.cache_clear()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 from dataclasses import fields
 from collections import Counter
 from pathlib import Path
@@ -527,6 +528,16 @@ def _read_honesty(log: Any) -> Honesty:
 
 @functools.lru_cache(maxsize=None)
 def _version(dist: str) -> str:
+    """The version of ``dist`` as imported: its module's ``__version__`` (the code that made
+    the trace), else the installed distribution's metadata, else ``"unknown"``.
+
+    The module attribute comes first because it is free, while the first metadata lookup of
+    a process scans every ``sys.path`` entry (~3-4 ms, paid by each CLI export).
+    """
+    module = sys.modules.get(dist)
+    text = getattr(module, "__version__", None)
+    if text:
+        return str(text)
     from importlib.metadata import PackageNotFoundError, version
 
     try:
