@@ -45,7 +45,8 @@ class _Builder:
     """
 
     def __init__(self) -> None:
-        self.attr_json: dict[tuple[str, str | int], Json] = {}
+        # (key, value) -> (the AttributeProto's fields, its JSON form)
+        self.attr_json: dict[tuple[str, str | int], tuple[dict[str, Any], Json]] = {}
         self.prop_json: dict[tuple[str, str], Json] = {}
         self.type_json: dict[TensorType, tuple[onnx.TypeProto, Json]] = {}
 
@@ -83,60 +84,61 @@ class _Builder:
         return out
 
     def node(self, container: Any, node: PNode) -> Json:
-        proto = container.add(name=node.name, op_type=node.op_type, domain=node.domain)
+        # The NodeProto is made by one ``add(...)`` call whose repeated message fields are
+        # given as dicts (upb builds them in C: ~25% less than adding each row from Python).
+        # The metadata row dicts are the JSON's own: ``{"key": k, "value": v}`` is both.
+        fields: dict[str, Any] = {"name": node.name, "op_type": node.op_type, "domain": node.domain}
         out: Json = {}
         if node.inputs:
-            proto.input.extend(node.inputs)
+            fields["input"] = node.inputs
             out["input"] = list(node.inputs)
         if node.outputs:
-            proto.output.extend(node.outputs)
+            fields["output"] = node.outputs
             out["output"] = list(node.outputs)
         out["name"] = node.name
         out["opType"] = node.op_type
         out["domain"] = node.domain
         if node.overload:
-            proto.overload = node.overload
+            fields["overload"] = node.overload
             out["overload"] = node.overload
         if node.attributes:
             attrs: list[Json] = []
-            add = proto.attribute.add
+            protos: list[dict[str, Any]] = []
             cache = self.attr_json
             for key, value in node.attributes:
-                kind = NODE_ATTRIBUTE_TYPES[key]
-                if kind == "STRING":
-                    data = str(value).encode("utf-8")
-                    add(name=key, type=_STRING, s=data)
-                    js = cache.get((key, value))
-                    if js is None:
-                        js = cache[(key, value)] = {
-                            "name": key,
-                            "type": "STRING",
-                            "s": b2a_base64(data, newline=False).decode("ascii"),
-                        }
-                elif kind == "INT":
-                    add(name=key, type=_INT, i=int(value))
-                    js = cache.get((key, value))
-                    if js is None:
-                        js = cache[(key, value)] = {"name": key, "type": "INT", "i": str(int(value))}
-                else:  # pragma: no cover - the schema only declares STRING and INT today
-                    raise AssertionError(f"unsupported attribute type {kind} for {key}")
-                attrs.append(js)
+                known = cache.get((key, value))
+                if known is None:
+                    kind = NODE_ATTRIBUTE_TYPES[key]
+                    if kind == "STRING":
+                        data = str(value).encode("utf-8")
+                        known = (
+                            {"name": key, "type": _STRING, "s": data},
+                            {"name": key, "type": "STRING", "s": b2a_base64(data, newline=False).decode("ascii")},
+                        )
+                    elif kind == "INT":
+                        known = ({"name": key, "type": _INT, "i": int(value)}, {"name": key, "type": "INT", "i": str(int(value))})
+                    else:  # pragma: no cover - the schema only declares STRING and INT today
+                        raise AssertionError(f"unsupported attribute type {kind} for {key}")
+                    cache[(key, value)] = known
+                protos.append(known[0])
+                attrs.append(known[1])
+            fields["attribute"] = protos
             out["attribute"] = attrs
         if node.doc:
-            proto.doc_string = node.doc
+            fields["doc_string"] = node.doc
             out["docString"] = node.doc
         rows = (*node.metadata, *node.diff) if node.diff else node.metadata
         if rows:
-            add = proto.metadata_props.add
             props = self.prop_json
             items: list[Json] = []
-            for key, value in rows:
-                add(key=key, value=value)
-                js = props.get((key, value))
+            for row in rows:
+                js = props.get(row)
                 if js is None:
-                    js = props[(key, value)] = {"key": key, "value": value}
+                    js = props[row] = {"key": row[0], "value": row[1]}
                 items.append(js)
+            fields["metadata_props"] = items
             out["metadataProps"] = items
+        container.add(**fields)
         return out
 
     def graph(self, proto: onnx.GraphProto, graph: PGraph, doc: str) -> Json:
