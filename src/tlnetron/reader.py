@@ -97,9 +97,12 @@ def _finite_float(value: Any) -> float | None:
     return f if math.isfinite(f) else None
 
 
+_SAFE_INT = 2**53
+
+
 def _count(value: Any) -> int | None:
     """An int count (FLOPs may arrive as float-valued Flops); None when unknown."""
-    if isinstance(value, int) and 0 <= value < 2**53:  # Flops / Bytes are int subclasses
+    if isinstance(value, int) and 0 <= value < _SAFE_INT:  # Flops / Bytes are int subclasses
         return int(value)  # exactly what rounding its float gives
     f = _finite_float(value)
     if f is None or f < 0:
@@ -356,7 +359,8 @@ def _read(log: Any, show_buffers: str, module_calls: bool, brief_repeats: bool) 
             except TypeError:
                 dtype = _dtype_name(dtype_raw)
             if role != ROLE_OUTPUT:
-                nbytes = _count(op.activation_memory)
+                value = op.activation_memory  # Bytes, an int subclass: _count's fast path inline
+                nbytes = int(value) if isinstance(value, int) and 0 <= value < _SAFE_INT else _count(value)
             if not is_buffer and address and calls:
                 module_path = address
             if is_buffer:
@@ -377,7 +381,8 @@ def _read(log: Any, show_buffers: str, module_calls: bool, brief_repeats: bool) 
                 if not brief:
                     where = location(op.code_context)
                 duration = _finite_float(op.func_duration)
-                flops = _count(op.flops_forward)
+                value = op.flops_forward
+                flops = int(value) if isinstance(value, int) and 0 <= value < _SAFE_INT else _count(value)
         append(
             OpIR(
                 name,
@@ -431,6 +436,14 @@ def _wire(
     log: Any, name_of: dict[str, str], parents_raw: tuple[str, ...], arg_positions: Any
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Parent node names in argument order, and the argument slot each one fills."""
+    if len(parents_raw) == 1 and type(arg_positions) is dict and not arg_positions.get("kwargs"):
+        # The most common op: one tensor argument, in one positional slot.
+        args = arg_positions.get("args")
+        if args and len(args) == 1:
+            ((pos, ref),) = args.items()
+            only = parents_raw[0]
+            if type(pos) is int and 0 <= pos < 64 and (ref if type(ref) is str else str(ref)) == only:
+                return (name_of.get(only) or name_of[str(log.ops[only].label)],), (_ARG_PORTS[pos],)
     unique = len(parents_raw) == 1 or len(set(parents_raw)) == len(parents_raw)
     if unique and type(arg_positions) is dict and not arg_positions.get("kwargs"):
         # The common case: positional tensors only, no parent twice. Each parent fills its
