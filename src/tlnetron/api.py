@@ -26,7 +26,7 @@ from .nodes import input_names_memo_clear
 from .onnx_build import DISCLAIMER, build_model
 from .projection import ELEM_TYPES, PGraph, Projection, shape_text
 from .reader import read_trace
-from .schemas import SchemaViolation, validate
+from .schemas import SchemaViolation, validate, validate_each
 from .serialize import dumps_bytes
 from .validation import Shown, check_onnx, companion_problems
 from .writer import companion_path_for, write_atomically
@@ -205,10 +205,9 @@ def _counts(projection: Projection) -> dict[str, int]:
     bodies: list[PGraph] = [g, *(f.body for f in projection.functions)]
     omitted = 0
     for b in bodies:
-        typed_in_body: dict[str, bool] = {}
-        for v in (*b.inputs, *b.values, *b.outputs):
-            typed_in_body[v.name] = typed_in_body.get(v.name, False) or v.type is not None
-        omitted += sum(1 for t in typed_in_body.values() if not t)
+        # A value is omitted when no entry of that name in the body has a type.
+        every = (*b.inputs, *b.values, *b.outputs)
+        omitted += len({v.name for v in every} - {v.name for v in every if v.type is not None})
     return {
         "nodes": len(g.nodes),
         "edges": edges,
@@ -228,13 +227,22 @@ def _artifact_invalid(what: str) -> TlnetronError:
 
 
 def _validate_nodes(projection: Projection) -> None:
-    for node in iter_nodes(projection):
-        meta = dict(node.metadata)
-        meta.update(node.diff)
-        try:
-            validate("node-properties", {"role": node.role, "attributes": dict(node.attributes), "metadata": meta})
-        except SchemaViolation as exc:
-            raise _artifact_invalid(f"node {node.name!r}: {exc} at {exc.path}") from None
+    nodes = list(iter_nodes(projection))
+    try:
+        validate_each(
+            "node-properties",
+            (
+                {
+                    "role": node.role,
+                    "attributes": dict(node.attributes),
+                    "metadata": {**dict(node.metadata), **dict(node.diff)} if node.diff else dict(node.metadata),
+                }
+                for node in nodes
+            ),
+        )
+    except SchemaViolation as exc:
+        name = nodes[exc.index].name if exc.index is not None else "?"
+        raise _artifact_invalid(f"node {name!r}: {exc} at {exc.path}") from None
 
 
 def _shown(projection: Projection) -> Shown:

@@ -179,7 +179,9 @@ def _params_text(op: OpIR) -> str | None:
 def op_value(op: OpIR) -> PValue:
     """The value an op produces (named like the op)."""
     ty = tensor_type(op.shape, op.dtype)
-    return PValue(op.name, ty, loose=None if ty is not None else loose_type([op.shape], [op.dtype]))
+    if ty is not None:
+        return PValue(op.name, ty)
+    return PValue(op.name, ty, loose=loose_type([op.shape], [op.dtype]))
 
 
 def op_node(

@@ -8,7 +8,7 @@ the validators generated from the same files by ``codegen/``.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,7 @@ __all__ = [
     "schema_dir",
     "schema_files",
     "validate",
+    "validate_each",
 ]
 
 _VALIDATORS: dict[str, Callable[[Any], Any]] = {
@@ -41,6 +42,9 @@ _VALIDATORS: dict[str, Callable[[Any], Any]] = {
 
 class SchemaViolation(Exception):
     """``data`` does not match a tlnetron schema: ``path`` points at the offending value."""
+
+    index: int | None = None
+    """Position of the failing item when :func:`validate_each` raised it."""
 
     def __init__(self, schema: str, path: str, message: str, rule: str | None) -> None:
         self.schema = schema
@@ -59,6 +63,23 @@ def validate(schema: str, data: Any) -> None:
         _VALIDATORS[schema](data)
     except JsonSchemaValueException as exc:
         raise SchemaViolation(schema, str(exc.name or "data"), str(exc.message), exc.rule) from None
+
+
+def validate_each(schema: str, items: Iterable[Any]) -> None:
+    """Validate every item against ``schema`` (one validator lookup and handler for all).
+
+    Raises:
+        SchemaViolation: for the first failing item; its ``index`` is that item's position.
+    """
+    check = _VALIDATORS[schema]
+    index = -1
+    try:
+        for index, data in enumerate(items):
+            check(data)
+    except JsonSchemaValueException as exc:
+        violation = SchemaViolation(schema, str(exc.name or "data"), str(exc.message), exc.rule)
+        violation.index = index
+        raise violation from None
 
 
 def schema_dir() -> Path:
