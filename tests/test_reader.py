@@ -101,6 +101,25 @@ def test_what_an_op_is_is_the_same_for_every_pass_of_its_layer(zoo_trace: ZooTra
             assert op.module_path == (str(raw.address) if raw.module_call_stack and raw.address else None)
 
 
+@pytest.mark.parametrize("name", ["gpt2", "t5", "wrapped_cnn", "loop", "multi_output_mixed"])
+def test_an_ops_module_address_is_its_innermost_calls(zoo_trace: ZooTrace, name: str) -> None:
+    """The reader takes an op's module address from its innermost module call's label
+    (``"<address>:<call index>"``) instead of reading ``op.address``. Hold TorchLens to
+    that on every op inside a call, and the IR to what ``op.address`` says, in every view."""
+    log = zoo_trace(name)
+    inside = 0
+    for op in log.ops:
+        if op.module_call_stack and not op.is_buffer:
+            inside += 1
+            assert str(op.address) == str(op.module_call_stack[-1]).rpartition(":")[0], op.label
+    assert inside
+    for module_calls, brief in ((True, False), (False, False), (False, True)):
+        ir = read_trace(log, module_calls=module_calls, brief_repeats=brief)
+        for raw, op in zip(log.ops, ir.ops):
+            if op.role == ROLE_OP and op.module_calls:
+                assert op.module_path == str(raw.address), raw.label
+
+
 def test_rolled_layer_whose_first_pass_is_hidden_is_described_by_its_first_pass(tmp_path: Path) -> None:
     """The buffer policy can hide a layer's first pass (its neighbours are all hidden
     buffers) and keep a later one; the rolled node still names the first pass's function

@@ -342,9 +342,16 @@ def _read(log: Any, show_buffers: str, module_calls: bool, brief_repeats: bool) 
             address = buffer_address
         elif known is not None and (layer_address or not calls):
             address = layer_address if calls else None
+        elif calls:
+            # The innermost call's module: a call label is "<address>:<call index>", and
+            # TorchLens' op.address is that address (a test holds it to this), one read less.
+            address, sep, _ = calls[-1].rpartition(":")
+            if not sep:
+                address = getattr(op, "address", None)
+                address = str(address) if address else None
+            address = address or None
         else:
-            address = getattr(op, "address", None) if calls else None
-            address = str(address) if address else None
+            address = None
         # What each role carries; anything it does not is None (shown nowhere).
         shape = dtype = module_path = duration = flops = nbytes = None
         buffer_access = where = None
