@@ -365,14 +365,24 @@ def child_synthetic(variant: str, n_ops: int, g: str, reps: int, use_tracemalloc
     reset = _reset_peak()
     rss0, maxrss0 = _rss_mb(), _maxrss_mb()
     times = []
+    user_s: list[float] = []
+    sys_s: list[float] = []
+    faults: list[int] = []
     info: dict[str, Any] = {}
     for _ in range(reps):
         gc.collect()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
+            r0 = resource.getrusage(resource.RUSAGE_SELF)
             t0 = time.perf_counter()
             res = export_ir(ir, path, granularity=g, depth=None, show_buffers="meaningful", attachment=None)
             times.append(time.perf_counter() - t0)
+            r1 = resource.getrusage(resource.RUSAGE_SELF)
+        # CPU time in our process (user) and in the kernel for it (sys: mostly page faults,
+        # as an export maps fresh memory), and the minor page faults themselves.
+        user_s.append(r1.ru_utime - r0.ru_utime)
+        sys_s.append(r1.ru_stime - r0.ru_stime)
+        faults.append(r1.ru_minflt - r0.ru_minflt)
         info = {"nodes": res.node_count, "functions": res.function_count, "warnings": list(res.warnings), "artifact_mb": path.stat().st_size / 2**20, "companion_mb": res.companion.stat().st_size / 2**20 if res.companion else 0.0}
         del res
     maxrss1 = _maxrss_mb()
@@ -386,6 +396,9 @@ def child_synthetic(variant: str, n_ops: int, g: str, reps: int, use_tracemalloc
         "build_ir_s": build_s,
         "times": times,
         "median_s": statistics.median(times),
+        "user_s": statistics.median(user_s),
+        "sys_s": statistics.median(sys_s),
+        "minor_faults": statistics.median(faults),
         "rss_before_mb": rss0,
         "maxrss_before_mb": maxrss0,
         "maxrss_after_mb": maxrss1,
@@ -538,12 +551,18 @@ def _short_error(err: str) -> str:
 
 
 def synthetic_table(rows: list[dict[str, Any]], sizes: list[int]) -> str:
-    head = "| shape | view | " + " | ".join(f"~{n:,} ops: export / per op / peak MB" for n in sizes) + " | per-op growth (largest measured / smallest) |"
-    lines = [head, "|---|---|" + "---:|" * len(sizes) + "---:|"]
+    head = (
+        "| shape | view | "
+        + " | ".join(f"~{n:,} ops: export / per op / peak MB" for n in sizes)
+        + " | per-op growth (largest measured / smallest) | user-CPU per-op growth | page faults per op, kernel µs per op (largest) |"
+    )
+    lines = [head, "|---|---|" + "---:|" * len(sizes) + "---:|---:|---:|"]
     keys = sorted({(r["variant"], r["granularity"]) for r in rows}, key=lambda k: (VARIANTS.index(k[0]), GRANULARITIES.index(k[1])))
     for v, g in keys:
         cells = []
         per_op = []
+        user_per_op = []
+        last: dict[str, Any] | None = None
         for n in sizes:
             r = next((r for r in rows if r["variant"] == v and r["granularity"] == g and r.get("ops_requested") == n), None)
             if r is None:
@@ -553,9 +572,16 @@ def synthetic_table(rows: list[dict[str, Any]], sizes: list[int]) -> str:
             else:
                 us = r["median_s"] / r["ops"] * 1e6
                 per_op.append(us)
+                if "user_s" in r:
+                    user_per_op.append(r["user_s"] / r["ops"])
+                last = r
                 cells.append(f"{_ms(r['median_s'])} / {us:.0f} µs / {r['peak_delta_mb']:.0f}")
         growth = f"{per_op[-1] / per_op[0]:.2f}x" if len(per_op) >= 2 else "-"
-        lines.append(f"| {v} | {g} | " + " | ".join(cells) + f" | {growth} |")
+        user_growth = f"{user_per_op[-1] / user_per_op[0]:.2f}x" if len(user_per_op) >= 2 and user_per_op[0] > 0 else "-"
+        kernel = "-"
+        if last is not None and "minor_faults" in last:
+            kernel = f"{last['minor_faults'] / last['ops']:.1f}, {last['sys_s'] / last['ops'] * 1e6:.1f} µs"
+        lines.append(f"| {v} | {g} | " + " | ".join(cells) + f" | {growth} | {user_growth} | {kernel} |")
     return "\n".join(lines)
 
 
