@@ -93,9 +93,7 @@ def build_companion(projection: Projection, *, artifact_name: str, producer_vers
         # still collides there is refused by the cross-reference check (duplicate rows).
         target = node.name.split("\n", 1)[0]
         for name, value in _metrics(f):
-            if isinstance(value, int) and value.__class__ is not bool and abs(value) > _JS_SAFE:
-                value = str(value)  # _row's rule, inline: this loop runs once per metric row
-            append({"kind": node_kind, "target": target, "name": name, "value": value})
+            append(_row(node_kind, target, name, value))
         # Shares answer "where does the time go?" for module calls (the boxes of the
         # architecture diagram); on single ops they would only repeat the metrics.
         if f.inclusive and f.duration_s is not None and totals.duration_s:

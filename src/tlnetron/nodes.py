@@ -98,33 +98,16 @@ def passes_facts(ops: Iterable[OpIR], passes: int) -> Facts:
     flops: list[int] = []
     nbytes: list[int] = []
     compute = False
-    inf = math.inf
     for op in ops:
-        # _known, with its common cases (a plain float time, plain int counts) inline.
-        d = op.duration_s
-        if d.__class__ is float:
-            if 0 <= d < inf:  # NaN fails both comparisons
-                durations.append(d)
-        elif d is not None:
-            d = _known(d)
-            if d is not None:
-                durations.append(d)
-        f = op.flops
-        if f.__class__ is int:
-            if f >= 0:
-                flops.append(f)
-        elif f is not None:
-            f = _known(f)
-            if f is not None:
-                flops.append(f)
-        b = op.nbytes
-        if b.__class__ is int:
-            if b >= 0:
-                nbytes.append(b)
-        elif b is not None:
-            b = _known(b)
-            if b is not None:
-                nbytes.append(b)
+        d = _known(op.duration_s)
+        if d is not None:
+            durations.append(d)
+        f = _known(op.flops)
+        if f is not None:
+            flops.append(f)
+        b = _known(op.nbytes)
+        if b is not None:
+            nbytes.append(b)
         compute = compute or op.role not in (ROLE_INPUT, ROLE_OUTPUT, ROLE_BUFFER)
     return Facts(
         duration_s=sum(durations) if durations else None,

@@ -46,7 +46,7 @@ class _Builder:
 
     def __init__(self) -> None:
         # (key, value) -> (the AttributeProto's fields, its JSON form)
-        self.attr_json: dict[tuple[str, str | int], tuple[dict[str, Any], Json]] = {}
+        self.attr_parts: dict[tuple[str, str | int], tuple[dict[str, Any], Json]] = {}
         self.prop_json: dict[tuple[str, str], Json] = {}
         self.type_json: dict[TensorType, tuple[onnx.TypeProto, Json]] = {}
 
@@ -104,7 +104,7 @@ class _Builder:
         if node.attributes:
             attrs: list[Json] = []
             protos: list[dict[str, Any]] = []
-            cache = self.attr_json
+            cache = self.attr_parts
             for key, value in node.attributes:
                 known = cache.get((key, value))
                 if known is None:

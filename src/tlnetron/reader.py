@@ -97,12 +97,9 @@ def _finite_float(value: Any) -> float | None:
     return f if math.isfinite(f) else None
 
 
-_SAFE_INT = 2**53
-
-
 def _count(value: Any) -> int | None:
     """An int count (FLOPs may arrive as float-valued Flops); None when unknown."""
-    if isinstance(value, int) and 0 <= value < _SAFE_INT:  # Flops / Bytes are int subclasses
+    if isinstance(value, int) and 0 <= value < 2**53:  # Flops / Bytes are int subclasses
         return int(value)  # exactly what rounding its float gives
     f = _finite_float(value)
     if f is None or f < 0:
@@ -366,8 +363,7 @@ def _read(log: Any, show_buffers: str, module_calls: bool, brief_repeats: bool) 
             except TypeError:
                 dtype = _dtype_name(dtype_raw)
             if role != ROLE_OUTPUT:
-                value = op.activation_memory  # Bytes, an int subclass: _count's fast path inline
-                nbytes = int(value) if isinstance(value, int) and 0 <= value < _SAFE_INT else _count(value)
+                nbytes = _count(op.activation_memory)
             if not is_buffer and address and calls:
                 module_path = address
             if is_buffer:
@@ -388,8 +384,7 @@ def _read(log: Any, show_buffers: str, module_calls: bool, brief_repeats: bool) 
                 if not brief:
                     where = location(op.code_context)
                 duration = _finite_float(op.func_duration)
-                value = op.flops_forward
-                flops = int(value) if isinstance(value, int) and 0 <= value < _SAFE_INT else _count(value)
+                flops = _count(op.flops_forward)
         append(
             OpIR(
                 name,

@@ -126,15 +126,11 @@ def companion_problems(companion: Any, shown: Shown) -> Iterator[Problem]:
     targets = shown.by_kind()
     nonfinite: list[Problem] = []  # reported first, as when the schema fails
     unseen: list[Problem] = []
-    isfinite = math.isfinite
     for section in ("metadata", "metrics"):
         seen: dict[tuple[str, str, str], int] = {}
         for i, row in enumerate(companion[section]):
             kind, target, name, value = row["kind"], row["target"], row["name"], row["value"]
-            if value.__class__ is float:  # the common case of _finite, inline
-                if not isfinite(value):
-                    nonfinite.append(Problem(code, f"{section}[{i}]", _NOT_FINITE))
-            elif isinstance(value, (float, list)) and not _finite(value):
+            if isinstance(value, (float, list)) and not _finite(value):
                 nonfinite.append(Problem(code, f"{section}[{i}]", _NOT_FINITE))
             names = targets.get(kind)
             if names is not None and target not in names:
