@@ -4,6 +4,7 @@ call levels first, and says so (the limit is lowered here so a real model reache
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import onnx
@@ -39,3 +40,43 @@ def test_calls_past_the_function_limit_are_inlined(zoo_trace: ZooTrace, tmp_path
     json_format.Parse(full.artifact_json, reference)
     assert op_nodes(model) == op_nodes(reference)
     assert "torchlens.inlined_call_count" not in {p.key for p in reference.metadata_props}
+
+
+@pytest.mark.parametrize(
+    ("version", "quadratic"),
+    [("1.22.0", False), ("1.17.0", False), ("1.9.1", False), ("1.23.0", True), ("1.23.2", True), ("1.24.0rc1", True), ("2.0.0", True), ("dev", False)],
+)
+def test_which_onnx_checks_functions_in_quadratic_time(version: str, quadratic: bool) -> None:
+    from tlnetron.validation import checker_is_quadratic
+
+    assert checker_is_quadratic(version) is quadratic
+
+
+@pytest.mark.parametrize("reached", [True, False])
+def test_a_quadratic_checker_is_named_with_its_remedy_never_in_the_artifact(
+    zoo_trace: ZooTrace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reached: bool
+) -> None:
+    """Past the function count where onnx 1.23's check dominates (lowered here so a real
+    model reaches it), the installed onnx's quadratic check is named with its remedy, in
+    the result's warnings but not in the artifact (it is about this machine, not the trace)."""
+    import tlnetron.api as api
+    from tlnetron.validation import checker_is_quadratic
+
+    log = zoo_trace("bert")
+    n = tlnetron.export(log, tmp_path / "probe.onnx.json", attachment=False).function_count
+    assert n > 1
+    monkeypatch.setattr(api, "QUADRATIC_CHECK_FROM_FUNCTIONS", n if reached else n + 1)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = tlnetron.export(log, tmp_path / "m.onnx.json")
+    ours = [w.message for w in caught if isinstance(w.message, tlnetron.TlnetronWarning) and w.message.code == "onnx_checker_quadratic"]
+    expected = reached and checker_is_quadratic()
+    assert bool(ours) is expected
+    assert ("onnx_checker_quadratic" in result.warnings) is expected
+    if expected:
+        text = str(ours[0])
+        assert onnx.__version__ in text and f"{n:,}" in text and "onnx==1.22.0" in text and "depth=" in text
+    model = onnx.ModelProto()
+    json_format.Parse(result.artifact_json, model)
+    meta = {p.key: p.value for p in model.metadata_props}
+    assert "onnx_checker_quadratic" not in json.loads(meta.get("torchlens.warnings", "[]"))

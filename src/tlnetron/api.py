@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import onnx
+
 from ._generated.vocab import BUFFER_POLICY, GRANULARITY, ErrorCode, Granularity, WarningCode
 from .companion import build_companion, companion_bytes, iter_nodes
 from .errors import TlnetronError, warn
@@ -28,7 +30,7 @@ from .projection import ELEM_TYPES, PGraph, Projection, shape_text
 from .reader import read_trace
 from .schemas import SchemaViolation, validate, validate_each
 from .serialize import dumps_bytes
-from .validation import Shown, check_onnx, companion_problems
+from .validation import QUADRATIC_CHECK_FROM_FUNCTIONS, Shown, check_onnx, checker_is_quadratic, companion_problems
 from .writer import companion_path_for, write_atomically
 
 __all__ = ["ExportResult", "LEGIBILITY_BUDGET", "export", "export_ir"]
@@ -351,10 +353,21 @@ def export_ir(
     del model_json
     model_data = model.SerializeToString()
     del model
+    check_t0 = time.perf_counter()
     failure = check_onnx(model_data)
+    check_s = time.perf_counter() - check_t0
     del model_data
     if failure:
         raise _artifact_invalid(f"onnx.checker: {failure.splitlines()[0][:400]}")
+    n_functions = len(projection.functions)
+    if n_functions >= QUADRATIC_CHECK_FROM_FUNCTIONS and checker_is_quadratic():
+        # About this machine's onnx, not the artifact: warned, never recorded in it.
+        messages.append((WarningCode.ONNX_CHECKER_QUADRATIC, (
+            f"onnx {onnx.__version__}'s full check grows with the square of the number of module functions; "
+            f"this view has {n_functions:,}, and onnx.checker took {check_s:.1f} s of the export. "
+            "Remedy: pip install 'onnx==1.22.0' (the same checks, in time linear in the functions), "
+            "or fewer module boxes: a larger depth=, or a sub-module's trace."
+        )))
     write_companion = path is not None and attachment is not False
     companion_data: bytes | None = None
     companion_path: Path | None = None
@@ -381,6 +394,8 @@ def export_ir(
     step("done", 5, 5)
     for code, message in messages:
         warn(code, message, stacklevel=4)
+        if code not in codes:  # the environment's warnings are not in the artifact's list
+            codes.append(code)
     return ExportResult(
         artifact=path,
         companion=companion_path,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import functools
+import itertools
 import json
 import math
 import os
@@ -31,6 +32,7 @@ __all__ = [
     "Shown",
     "artifact_problems",
     "check_onnx",
+    "checker_is_quadratic",
     "companion_problems",
     "parse_artifact",
     "shown_in_model",
@@ -211,6 +213,30 @@ def _fastbins_off(size: int) -> Iterator[None]:
         yield
     finally:
         mallopt(_M_MXFAST, _DEFAULT_MXFAST)
+
+
+QUADRATIC_CHECK_FROM_FUNCTIONS = 2_000
+"""From this many model-local functions, a quadratic checker's extra cost (~0.2 us x F**2
+here: ~0.8 s at 2,000, ~20 s at 10,000) is as large as the rest of the export."""
+
+
+def checker_is_quadratic(onnx_version: str | None = None) -> bool:
+    """Whether this onnx's full check costs time quadratic in the model-local functions.
+
+    onnx 1.23.0 made shape inference's ``GraphInferenceContext`` own a copy of the map of
+    every model-local function (onnx PR 8330, a use-after-scope fix), and inference builds
+    one context per function call it enters: F calls x F entries. Measured on a module view
+    with 10,000 functions (``benchmarks/README.md``): onnx 1.23.2 20.8 s, onnx 1.22.0 1.4 s.
+    1.23.0-1.23.2 have the copy; later releases count as affected until one drops it.
+    """
+    text = onnx.__version__ if onnx_version is None else onnx_version
+    parts: list[int] = []
+    for piece in text.split(".")[:2]:
+        digits = "".join(itertools.takewhile(str.isdigit, piece))
+        if not digits:
+            return False
+        parts.append(int(digits))
+    return len(parts) == 2 and tuple(parts) >= (1, 23)
 
 
 def check_onnx(model: onnx.ModelProto | bytes) -> str | None:

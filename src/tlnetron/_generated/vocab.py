@@ -3,7 +3,7 @@
 #   schema/companion.schema.json (sha256 89bfd508e58ab3a9d1876ed226cf8ed7795f2dff2278adf95a1884ae772e2b58)
 #   schema/model-metadata.schema.json (sha256 1c1bc71b606c8c2b2ecbe6557e54285fce1c229682a195d9324bb7692e12338c)
 #   schema/node-properties.schema.json (sha256 a1d6a45259c404a8763ed7b044efb3a9650391f4069b67cb67efde48a2e32214)
-#   schema/vocabularies.schema.json (sha256 2574728a73ad67c222eea9c53e27abb4e530deb64299971a78eea6dfaa8c4be2).
+#   schema/vocabularies.schema.json (sha256 7c0cd529bc1537aff994234ed35300e810e1b6c60d70d5e25b14848c1008f9e1).
 # Regenerate with `nox -s codegen` (or `python codegen/generate.py`).
 """Closed vocabularies, metadata key names and schema facts from tlnetron's JSON Schemas.
 
@@ -355,6 +355,8 @@ class WarningCode:
     """The file name is one Netron hands to another format's reader first."""
     FUNCTION_LIMIT_INLINED = "function_limit_inlined"
     """The module view has more module calls than the ONNX checker allows functions (10,000); the deepest calls are drawn inline and counted in torchlens.inlined_call_count."""
+    ONNX_CHECKER_QUADRATIC = "onnx_checker_quadratic"
+    """The installed onnx (1.23 so far) full-checks model-local functions in time that grows with the square of their number, and this module view has thousands: the check dominates the export. onnx 1.22.0 runs the same check in linear time. About the exporter's environment, not the artifact: never recorded in it."""
 
 
 WARNING_CODE: tuple[str, ...] = (
@@ -363,6 +365,7 @@ WARNING_CODE: tuple[str, ...] = (
     "capture_incomplete",
     "netron_filename_shadowed",
     "function_limit_inlined",
+    "onnx_checker_quadratic",
 )
 WARNING_CODE_DOC: dict[str, str] = {
     "legibility_budget_exceeded": "The root graph is deeper than about 27 ranks: Netron draws a rope.",
@@ -370,6 +373,7 @@ WARNING_CODE_DOC: dict[str, str] = {
     "capture_incomplete": "The trace's capture outcome is not complete: the artifact shows what was captured.",
     "netron_filename_shadowed": "The file name is one Netron hands to another format's reader first.",
     "function_limit_inlined": "The module view has more module calls than the ONNX checker allows functions (10,000); the deepest calls are drawn inline and counted in torchlens.inlined_call_count.",
+    "onnx_checker_quadratic": "The installed onnx (1.23 so far) full-checks model-local functions in time that grows with the square of their number, and this module view has thousands: the check dominates the export. onnx 1.22.0 runs the same check in linear time. About the exporter's environment, not the artifact: never recorded in it.",
 }
 
 
