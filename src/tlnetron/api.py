@@ -55,6 +55,8 @@ class ExportResult:
     typed_edge_count: int
     function_count: int
     warnings: tuple[str, ...]
+    """Codes of every warning the export gave: the artifact's ``torchlens.warnings`` (about
+    the view), plus any about this machine (``onnx_checker_quadratic``), never recorded in it."""
     seconds: float
     url: str | None = None
     artifact_bytes: bytes = field(default=b"", repr=False)
