@@ -16,7 +16,7 @@ def test_progress_hook_reports_every_stage_in_order(zoo_trace: ZooTrace, tmp_pat
     calls: list[tuple[str, int, int]] = []
     tlnetron.export(zoo_trace("loop"), tmp_path / "m.onnx.json", progress=lambda *a: calls.append(a))
     stages = [stage for stage, _, _ in calls]
-    assert stages == ["project", "metadata", "build", "check", "companion", "done"]
+    assert stages == ["project", "metadata", "companion", "build", "check", "done"]
     done = [d for _, d, _ in calls]
     assert done == sorted(done) and calls[-1][1] == calls[-1][2]
     assert len({t for _, _, t in calls}) == 1

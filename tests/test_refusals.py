@@ -250,6 +250,121 @@ def test_every_file_reaches_the_disk_before_any_destination_is_replaced(
     assert events == [("sync", sizes[0]), ("sync", sizes[1]), ("replace", path.name), ("replace", result.companion.name)]
 
 
+def test_both_files_are_staged_and_written_out_while_the_checker_runs(
+    log: torchlens.Trace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The kernel starts writing each file as soon as its bytes exist (before the checker);
+    the destinations are replaced only after the checker passed and every file was synced."""
+    path, _ = _existing_pair(log, tmp_path)
+    events: list[tuple[str, Any]] = []
+    real_start, real_sync, real_check = tlnetron.writer._start_writeback, tlnetron.writer._datasync, tlnetron.api.check_onnx
+    assert real_start is not None, "Linux's sync_file_range was not found"
+
+    def start(fd: int) -> object:
+        events.append(("writeback", os.fstat(fd).st_size))
+        return real_start(fd)
+
+    def sync(fd: int) -> None:
+        events.append(("sync", os.fstat(fd).st_size))
+        real_sync(fd)
+
+    def check(data: bytes) -> str | None:
+        # What is on disk while the checker runs: the old pair, and both new files staged.
+        events.append(("check", sorted(p.name for p in tmp_path.iterdir())))
+        return real_check(data)
+
+    monkeypatch.setattr(tlnetron.writer, "_start_writeback", start)
+    monkeypatch.setattr(tlnetron.writer, "_datasync", sync)
+    monkeypatch.setattr(tlnetron.api, "check_onnx", check)
+    result = _export(log, path, granularity="module")
+    monkeypatch.undo()
+    sizes = {"artifact": len(result.artifact_bytes), "companion": len(result.companion_bytes or b"")}
+    pid = os.getpid()
+    assert events == [
+        ("writeback", sizes["companion"]),  # the companion is complete before the model is built
+        ("writeback", sizes["artifact"]),
+        ("check", sorted([path.name, "m.onnx.attachment.json", f".{path.name}.{pid}.tlnetron-tmp", f".m.onnx.attachment.json.{pid}.tlnetron-tmp"])),
+        ("sync", sizes["artifact"]),
+        ("sync", sizes["companion"]),
+    ]
+    assert path.read_bytes() == result.artifact_bytes
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_a_checker_refusal_after_staging_removes_the_staged_files(log: torchlens.Trace, tmp_path: Path) -> None:
+    """The real onnx.checker refuses a graph that is not in SSA form (two ops of one name).
+    The companion is refused too (two rows of one target), but the invalid artifact is
+    what is reported; the artifact was already staged, and is removed."""
+    from tlnetron.api import export_ir
+    from tlnetron.ir import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, OpIR, TraceIR
+
+    path, before = _existing_pair(log, tmp_path)
+    relu = {"layer": "relu", "pass_index": 1, "num_passes": 1, "op_type": "relu", "role": ROLE_OP, "shape": (2,), "dtype": "float32", "ports": ("arg0",), "duration_s": 1e-6}
+    ops = (
+        OpIR(name="input_1", layer="input_1", pass_index=1, num_passes=1, op_type="input", role=ROLE_INPUT, shape=(2,), dtype="float32"),
+        OpIR(name="relu", parents=("input_1",), **relu),
+        OpIR(name="relu", parents=("relu",), **relu),
+        OpIR(name="output_1", layer="output_1", pass_index=1, num_passes=1, op_type="output", role=ROLE_OUTPUT, shape=(2,), dtype="float32", parents=("relu",)),
+    )
+    staged: list[str] = []
+    real_stage = tlnetron.writer.StagedFiles.stage
+
+    def stage(self: tlnetron.writer.StagedFiles, dest: Path, data: bytes) -> None:
+        staged.append(dest.name)
+        real_stage(self, dest, data)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(tlnetron.writer.StagedFiles, "stage", stage)
+        with pytest.raises(TlnetronError) as info:
+            export_ir(TraceIR(ops=ops), path, granularity="op", depth=None, show_buffers="meaningful", attachment=None)
+    assert info.value.code == "artifact_invalid" and "single static assignment" in str(info.value)
+    assert staged == ["m.onnx.json"]
+    assert _tree(tmp_path) == before  # no temporary file left, existing files untouched
+
+
+def test_a_checker_failure_with_both_files_staged_changes_nothing(
+    log: torchlens.Trace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path, before = _existing_pair(log, tmp_path)
+    seen: list[list[str]] = []
+
+    def failing_check(data: bytes) -> str:
+        seen.append(sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tlnetron-tmp")))
+        return "made to fail after staging"
+
+    monkeypatch.setattr(tlnetron.api, "check_onnx", failing_check)
+    err = _refused("artifact_invalid", log, path, granularity="module")
+    assert "made to fail after staging" in str(err)
+    assert len(seen) == 1 and len(seen[0]) == 2  # both files were staged when the check ran
+    assert _tree(tmp_path) == before
+
+
+def test_staged_files_commit_only_a_complete_set(tmp_path: Path) -> None:
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    with tlnetron.writer.staged_files([a, b]) as out:
+        out.stage(b, b"second")
+        with pytest.raises(ValueError, match="not a destination"):
+            out.stage(tmp_path / "c.json", b"")
+        with pytest.raises(ValueError, match="never staged"):
+            out.commit()
+        out.stage(a, b"first")
+        out.commit()
+    assert _tree(tmp_path) == {"a.json": b"first", "b.json": b"second"}
+    with tlnetron.writer.staged_files([a]) as out:
+        out.stage(a, b"not committed")
+    assert _tree(tmp_path) == {"a.json": b"first", "b.json": b"second"}
+
+
+def test_writeback_starts_on_a_real_file(tmp_path: Path) -> None:
+    start = tlnetron.writer._writeback_starter()
+    assert start is not None  # Linux: glibc and musl have sync_file_range
+    with open(tmp_path / "f", "wb") as fh:
+        fh.write(b"x" * 100_000)
+        fh.flush()
+        assert start(fh.fileno()) == 0
+    assert (tmp_path / "f").read_bytes() == b"x" * 100_000
+
+
 def test_companion_destination_is_a_folder(log: torchlens.Trace, tmp_path: Path) -> None:
     """A real-world second-replace failure: the companion's name is taken by a folder."""
     path, _ = _existing_pair(log, tmp_path)

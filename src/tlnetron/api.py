@@ -31,7 +31,7 @@ from .reader import read_trace
 from .schemas import SchemaViolation, validate, validate_each
 from .serialize import dumps_bytes
 from .validation import QUADRATIC_CHECK_FROM_FUNCTIONS, Shown, check_onnx, checker_is_quadratic, companion_problems
-from .writer import companion_path_for, write_atomically
+from .writer import companion_path_for, staged_files
 
 __all__ = ["ExportResult", "LEGIBILITY_BUDGET", "export", "export_ir"]
 
@@ -341,26 +341,56 @@ def export_ir(
     except SchemaViolation as exc:
         raise _artifact_invalid(f"model metadata: {exc} at {exc.path}") from None
     _validate_nodes(projection)
-    step("build", 2, 5)
-    graph_doc = f"{DISCLAIMER}\nView: {granularity}" + (f" at module depth {projection.depth}" if projection.depth else "") + "."
-    if projection.depth_reason:
-        graph_doc += f"\n{projection.depth_reason}"
-    if projection.graph.doc:
-        graph_doc += f"\n{projection.graph.doc}"
-    model, model_json = build_model(projection, encode_metadata(meta), producer_version=_version(), graph_doc=graph_doc)
-    step("check", 3, 5)
-    # The checker parses its own C++ copy of the model (~8 KB per node): encode the JSON
-    # and serialize the protos first, and free both trees before it runs (lower peak).
-    artifact_data = dumps_bytes(model_json)
-    del model_json
-    model_data = model.SerializeToString()
-    del model
-    check_t0 = time.perf_counter()
-    failure = check_onnx(model_data)
-    check_s = time.perf_counter() - check_t0
-    del model_data
-    if failure:
-        raise _artifact_invalid(f"onnx.checker: {failure.splitlines()[0][:400]}")
+    companion_data: bytes | None = None
+    companion_path = companion_path_for(path) if path is not None and attachment is not False else None
+    destinations = [p for p in (path, companion_path) if p is not None]  # replaced in this order
+    with staged_files(destinations) as out:
+        # Each file is staged as soon as its bytes exist, so the kernel writes it out while
+        # the export goes on building and checking; nothing replaces an existing file
+        # until every check has passed (commit), and a refusal removes what was staged.
+        companion_refusal: TlnetronError | None = None
+        if companion_path is not None and path is not None:
+            step("companion", 2, 5)
+            companion = build_companion(projection, artifact_name=path.name, producer_version=_version())
+            problems = list(companion_problems(companion, _shown(projection)))
+            if problems:
+                first = problems[0]
+                companion_refusal = TlnetronError(
+                    ErrorCode.NETRON_ATTACHMENT_INVALID,
+                    f"{len(problems)} companion row(s) Netron would drop or never show; first: {first.where}: {first.what}.",
+                    where=first.where,
+                    remedy="rename the offending nodes (no line breaks), or export with attachment=False.",
+                    problems=tuple(problems),
+                )
+            else:
+                companion_data = companion_bytes(companion)
+                out.stage(companion_path, companion_data)
+            del companion
+        step("build", 3, 5)
+        graph_doc = f"{DISCLAIMER}\nView: {granularity}" + (f" at module depth {projection.depth}" if projection.depth else "") + "."
+        if projection.depth_reason:
+            graph_doc += f"\n{projection.depth_reason}"
+        if projection.graph.doc:
+            graph_doc += f"\n{projection.graph.doc}"
+        model, model_json = build_model(projection, encode_metadata(meta), producer_version=_version(), graph_doc=graph_doc)
+        # The checker parses its own C++ copy of the model (~8 KB per node): encode the JSON
+        # and serialize the protos first, and free both trees before it runs (lower peak).
+        artifact_data = dumps_bytes(model_json)
+        del model_json
+        if path is not None:
+            out.stage(path, artifact_data)
+        model_data = model.SerializeToString()
+        del model
+        step("check", 4, 5)
+        check_t0 = time.perf_counter()
+        failure = check_onnx(model_data)
+        check_s = time.perf_counter() - check_t0
+        del model_data
+        if failure:  # an invalid artifact is refused before anything the companion says
+            raise _artifact_invalid(f"onnx.checker: {failure.splitlines()[0][:400]}")
+        if companion_refusal is not None:
+            raise companion_refusal
+        out.commit()
     n_functions = len(projection.functions)
     if n_functions >= QUADRATIC_CHECK_FROM_FUNCTIONS and checker_is_quadratic():
         # About this machine's onnx, not the artifact: warned, never recorded in it.
@@ -370,29 +400,6 @@ def export_ir(
             "Remedy: pip install 'onnx==1.22.0' (the same checks, in time linear in the functions), "
             "or fewer module boxes: a larger depth=, or a sub-module's trace."
         )))
-    write_companion = path is not None and attachment is not False
-    companion_data: bytes | None = None
-    companion_path: Path | None = None
-    if write_companion and path is not None:
-        step("companion", 4, 5)
-        companion = build_companion(projection, artifact_name=path.name, producer_version=_version())
-        problems = list(companion_problems(companion, _shown(projection)))
-        if problems:
-            first = problems[0]
-            raise TlnetronError(
-                ErrorCode.NETRON_ATTACHMENT_INVALID,
-                f"{len(problems)} companion row(s) Netron would drop or never show; first: {first.where}: {first.what}.",
-                where=first.where,
-                remedy="rename the offending nodes (no line breaks), or export with attachment=False.",
-                problems=tuple(problems),
-            )
-        companion_data = companion_bytes(companion)
-        companion_path = companion_path_for(path)
-    if path is not None:
-        files = [(path, artifact_data)]
-        if companion_data is not None and companion_path is not None:
-            files.append((companion_path, companion_data))
-        write_atomically(files)
     step("done", 5, 5)
     for code, message in messages:
         warn(code, message, stacklevel=4)
@@ -440,7 +447,9 @@ def export(
         baseline: a reference ``Trace`` (per-node diff facts) or a string identifier
             (recorded verbatim).
         serve: serve the artifact through the ``netron`` package on 127.0.0.1.
-        progress: called as ``progress(stage, done, total)`` while exporting.
+        progress: called as ``progress(stage, done, total)`` while exporting, with the
+            stages in this order: ``project``, ``metadata``, ``companion`` (only when a
+            companion is written), ``build``, ``check``, ``done`` (``done == total``).
 
     Returns:
         An :class:`ExportResult` naming what was written (and the served address).
