@@ -55,7 +55,9 @@ STAGES: list[tuple[str, tuple[str, ...]]] = [
     ("companion build (build_companion)", ("build_companion",)),
     ("companion validation (companion_problems, _shown)", ("companion_problems", "_shown")),
     ("companion serialization (companion_bytes)", ("companion_bytes",)),
-    ("write files + fsync (write_atomically)", ("write_atomically",)),
+    # The writer's steps are methods (tlnetron.writer.StagedFiles), wrapped on the class.
+    ("stage files: write + start writeback (StagedFiles.stage)", ("StagedFiles.stage",)),
+    ("sync + replace files (StagedFiles.commit)", ("StagedFiles.commit",)),
 ]
 
 PROFILE_FILTER = re.compile(r"tlnetron|/onnx/|protobuf|/json/|json_format")
@@ -116,15 +118,21 @@ class StageTimer:
 def install(timer: StageTimer) -> list[str]:
     """Wrap the stage functions in tlnetron.api; return the names that were not found."""
     import tlnetron.api as api
+    import tlnetron.writer as writer
 
     missing = []
     for label, names in STAGES:
         for name in names:
-            fn = getattr(api, name, None)
+            owner: Any = api
+            attr = name
+            if "." in name:  # Class.method of tlnetron.writer
+                cls, attr = name.split(".", 1)
+                owner = getattr(writer, cls, None)
+            fn = getattr(owner, attr, None) if owner is not None else None
             if fn is None:
                 missing.append(name)
                 continue
-            setattr(api, name, timer.wrap(label, fn, materialize=(name == "companion_problems")))
+            setattr(owner, attr, timer.wrap(label, fn, materialize=(name == "companion_problems")))
     return missing
 
 
@@ -231,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
         timer = StageTimer()
         missing = install(timer)
         if missing:
-            print(f"(stage functions not found in tlnetron.api, not timed: {missing})\n")
+            print(f"(stage functions not found in tlnetron.api / tlnetron.writer, not timed: {missing})\n")
         for g in grans:
             st = stage_table(log, g, args.reps, tmp, timer)
             staged = sum(v for _, v in st["stages"])
