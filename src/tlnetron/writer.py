@@ -82,7 +82,6 @@ class StagedFiles:
     def __init__(self, destinations: Sequence[Path]) -> None:
         self._order = list(destinations)
         self._staged: dict[Path, tuple[Path, BinaryIO]] = {}  # destination -> (temporary, open file)
-        self._committed = False
 
     def stage(self, path: Path, data: bytes) -> None:
         """Write ``data`` to a temporary sibling of ``path`` and start writing it to disk.
@@ -141,7 +140,6 @@ class StagedFiles:
                 os.replace(tmp, path)
                 replaced.append(path)
                 del self._staged[path]  # renamed away: nothing left to remove
-            self._committed = True
         except OSError as exc:
             backed = dict(backups)
             for path in replaced:
