@@ -339,6 +339,19 @@ def test_a_checker_failure_with_both_files_staged_changes_nothing(
     assert _tree(tmp_path) == before
 
 
+def test_a_staging_failure_removes_what_was_staged_before(log: torchlens.Trace, tmp_path: Path) -> None:
+    """The companion is staged first; when the artifact's temporary file cannot be created
+    (a folder holds its name), the companion's is removed too and the pair stays as it was."""
+    path, before = _existing_pair(log, tmp_path)
+    blocker = tmp_path / f".{path.name}.{os.getpid()}.tlnetron-tmp"
+    blocker.mkdir()
+    err = _refused("destination_unwritable", log, path, granularity="module")
+    assert str(blocker) in str(err)
+    blocker.rmdir()
+    assert _tree(tmp_path) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.onnx.attachment.json", "m.onnx.json"]
+
+
 def test_staged_files_commit_only_a_complete_set(tmp_path: Path) -> None:
     a, b = tmp_path / "a.json", tmp_path / "b.json"
     with tlnetron.writer.staged_files([a, b]) as out:
