@@ -392,7 +392,8 @@ def test_companion_destination_is_a_folder(log: torchlens.Trace, tmp_path: Path)
 
 
 def test_companion_refusal_at_export_leaves_existing_files_as_they_were(log: torchlens.Trace, tmp_path: Path) -> None:
-    """A refusal found in the companion (after the artifact was built and checked) writes nothing."""
+    """A refusal found in the companion (found before the model is built, raised once the artifact
+    has been staged and has passed the checker) writes nothing."""
     from tlnetron.api import export_ir
     from tlnetron.ir import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, OpIR, TraceIR
 
