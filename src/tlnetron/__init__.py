@@ -9,14 +9,16 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from .api import LEGIBILITY_BUDGET, ExportResult, export
+from .api import LEGIBILITY_BUDGET, PROGRESS_STAGES, ExportResult, Progress, export
 from .errors import Problem, TlnetronError, TlnetronWarning
 from .schemas import SCHEMA_VERSION, schema_dir
 
 __all__ = [
     "LEGIBILITY_BUDGET",
+    "PROGRESS_STAGES",
     "SCHEMA_VERSION",
     "ExportResult",
+    "Progress",
     "Problem",
     "TlnetronError",
     "TlnetronWarning",

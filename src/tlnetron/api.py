@@ -26,6 +26,7 @@ from .ir import TraceIR
 from .metadata import encode_metadata, model_metadata
 from .nodes import input_names_memo_clear
 from .onnx_build import DISCLAIMER, build_model
+from .progress import PROGRESS_STAGES, Progress, Steps
 from .projection import ELEM_TYPES, PGraph, Projection, shape_text
 from .reader import read_trace
 from .schemas import SchemaViolation, validate, validate_each
@@ -33,14 +34,12 @@ from .serialize import dumps_bytes
 from .validation import QUADRATIC_CHECK_FROM_FUNCTIONS, Shown, check_onnx, checker_is_quadratic, companion_problems
 from .writer import companion_path_for, staged_files
 
-__all__ = ["ExportResult", "LEGIBILITY_BUDGET", "export", "export_ir"]
+__all__ = ["ExportResult", "LEGIBILITY_BUDGET", "PROGRESS_STAGES", "Progress", "export", "export_ir"]
 
 LEGIBILITY_BUDGET = 27
 """Ranks (boxes along the longest path) a root graph can have and still read as a diagram."""
 
 _SHADOWED = {"model.json", "manifest.json", "metadata.json", "serialized_exported_program.json"}
-
-Progress = Callable[[str, int, int], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,18 +166,20 @@ def _check_options(
     return p
 
 
-def _project(ir: TraceIR, granularity: str, depth: int | None, show_buffers: str) -> Projection:
+def _project(
+    ir: TraceIR, granularity: str, depth: int | None, show_buffers: str, progress: Callable[[int, int], None] | None = None
+) -> Projection:
     if granularity == Granularity.OP:
         from .view_op import project_op
 
-        return project_op(ir, show_buffers)
+        return project_op(ir, show_buffers, progress)
     if granularity == Granularity.ROLLED:
         from .view_rolled import project_rolled
 
-        return project_rolled(ir, show_buffers)
+        return project_rolled(ir, show_buffers, progress)
     from .view_module import project_module
 
-    return project_module(ir, show_buffers, depth)
+    return project_module(ir, show_buffers, depth, progress)
 
 
 def _counts(projection: Projection) -> dict[str, int]:
@@ -249,6 +250,11 @@ def _validate_nodes(projection: Projection) -> None:
         raise _artifact_invalid(f"node {name!r}: {exc} at {exc.path}") from None
 
 
+def _writes_companion(path: Path | None, attachment: bool | None) -> bool:
+    """Whether this export writes a companion: beside a file, unless attachment=False."""
+    return path is not None and attachment is not False
+
+
 def _shown(projection: Projection) -> Shown:
     nodes = frozenset(n.name.split("\n", 1)[0] for n in iter_nodes(projection))
     return Shown(nodes=nodes, values=frozenset(), functions=frozenset(f.name for f in projection.functions))
@@ -296,14 +302,18 @@ def export_ir(
     attachment: bool | None,
     baseline: tuple[str, str | dict[str, Any]] | None = None,
     diff: Any = None,
-    progress: Progress | None = None,
+    progress: Progress | Steps | None = None,
 ) -> ExportResult:
-    """Export an already-read IR (options already checked). Used by :func:`export` and tests."""
+    """Export an already-read IR (options already checked). Used by :func:`export` and tests.
+
+    ``progress`` is a :data:`Progress` hook (its reports start at ``project``: the IR is
+    read already), or the one :func:`export` started at ``read``.
+    """
     t0 = time.perf_counter()
     _clear_text_memos()
-    step = progress or (lambda stage, done, total: None)
-    step("project", 0, 5)
-    projection = _project(ir, granularity, depth, show_buffers)
+    steps = progress if isinstance(progress, Steps) else Steps(progress, companion=_writes_companion(path, attachment))
+    steps.begin("project")
+    projection = _project(ir, granularity, depth, show_buffers, steps.ticks())
     if diff is not None:
         from .diff import apply_diff
 
@@ -332,7 +342,7 @@ def export_ir(
         messages.append((WarningCode.NETRON_FILENAME_SHADOWED, f"Netron offers a file named {path.name!r} to other formats' readers first (Netron 9.3.3 still opens tlnetron's as ONNX; other versions may not). Remedy: name it {path.stem}.onnx.json."))
     codes.extend(c for c, _ in messages)
     counts = _counts(projection)
-    step("metadata", 1, 5)
+    steps.begin("metadata")
     meta = model_metadata(projection, ir, counts=counts, warnings=codes, baseline=baseline)
     try:
         validate("model-metadata", meta)
@@ -342,7 +352,7 @@ def export_ir(
         raise _artifact_invalid(f"model metadata: {exc} at {exc.path}") from None
     _validate_nodes(projection)
     companion_data: bytes | None = None
-    companion_path = companion_path_for(path) if path is not None and attachment is not False else None
+    companion_path = companion_path_for(path) if path is not None and _writes_companion(path, attachment) else None
     destinations = [p for p in (path, companion_path) if p is not None]  # replaced in this order
     with staged_files(destinations) as out:
         # Each file is staged as soon as its bytes exist, so the kernel writes it out while
@@ -350,9 +360,11 @@ def export_ir(
         # until every check has passed (commit), and a refusal removes what was staged.
         companion_refusal: TlnetronError | None = None
         if companion_path is not None and path is not None:
-            step("companion", 2, 5)
+            steps.begin("companion")
             companion = build_companion(projection, artifact_name=path.name, producer_version=_version())
+            steps.within(35, 100)
             problems = list(companion_problems(companion, _shown(projection)))
+            steps.within(85, 100)
             if problems:
                 first = problems[0]
                 companion_refusal = TlnetronError(
@@ -366,22 +378,25 @@ def export_ir(
                 companion_data = companion_bytes(companion)
                 out.stage(companion_path, companion_data)
             del companion
-        step("build", 3, 5)
+        steps.begin("build")
         graph_doc = f"{DISCLAIMER}\nView: {granularity}" + (f" at module depth {projection.depth}" if projection.depth else "") + "."
         if projection.depth_reason:
             graph_doc += f"\n{projection.depth_reason}"
         if projection.graph.doc:
             graph_doc += f"\n{projection.graph.doc}"
-        model, model_json = build_model(projection, encode_metadata(meta), producer_version=_version(), graph_doc=graph_doc)
+        model, model_json = build_model(
+            projection, encode_metadata(meta), producer_version=_version(), graph_doc=graph_doc, progress=steps.ticks(0.7)
+        )
         # The checker parses its own C++ copy of the model (~8 KB per node): encode the JSON
         # and serialize the protos first, and free both trees before it runs (lower peak).
         artifact_data = dumps_bytes(model_json)
         del model_json
         if path is not None:
             out.stage(path, artifact_data)
+        steps.within(85, 100)
         model_data = model.SerializeToString()
         del model
-        step("check", 4, 5)
+        steps.begin("check")
         check_t0 = time.perf_counter()
         failure = check_onnx(model_data)
         check_s = time.perf_counter() - check_t0
@@ -390,6 +405,7 @@ def export_ir(
             raise _artifact_invalid(f"onnx.checker: {failure.splitlines()[0][:400]}")
         if companion_refusal is not None:
             raise companion_refusal
+        steps.begin("write")
         out.commit()
     n_functions = len(projection.functions)
     if n_functions >= QUADRATIC_CHECK_FROM_FUNCTIONS and checker_is_quadratic():
@@ -400,7 +416,7 @@ def export_ir(
             "Remedy: pip install 'onnx==1.22.0' (the same checks, in time linear in the functions), "
             "or fewer module boxes: a larger depth=, or a sub-module's trace."
         )))
-    step("done", 5, 5)
+    steps.finish()
     for code, message in messages:
         warn(code, message, stacklevel=4)
         if code not in codes:  # the environment's warnings are not in the artifact's list
@@ -447,9 +463,15 @@ def export(
         baseline: a reference ``Trace`` (per-node diff facts) or a string identifier
             (recorded verbatim).
         serve: serve the artifact through the ``netron`` package on 127.0.0.1.
-        progress: called as ``progress(stage, done, total)`` while exporting, with the
-            stages in this order: ``project``, ``metadata``, ``companion`` (only when a
-            companion is written), ``build``, ``check``, ``done`` (``done == total``).
+        progress: called as ``progress(stage, done, total)`` while exporting: ``done / total``
+            is the share of the export done so far (never decreasing; ``total`` is the same
+            in every call of one export). Each stage is reported when it starts, in this
+            order: ``read``, ``project``, ``metadata``, ``companion`` (only when a companion
+            is written), ``build``, ``check``, ``write``, then ``done`` once, with
+            ``done == total``, after the files are in place. Reading and building also report
+            as they go on large traces (about every 2% of their ops or nodes); the checker
+            is one step. The shares are estimates (:data:`PROGRESS_STAGES`). An exception
+            raised by the hook before ``done`` stops the export, and nothing is written.
 
     Returns:
         An :class:`ExportResult` naming what was written (and the served address).
@@ -466,12 +488,15 @@ def export(
         from .serve import require_netron
 
         require_netron()
+    steps = Steps(progress, companion=_writes_companion(p, attachment))
+    steps.begin("read")
     with _gc_paused():
         ir = read_trace(
             trace,
             show_buffers=show_buffers,
             module_calls=granularity == Granularity.MODULE,
             brief_repeats=granularity == Granularity.ROLLED,
+            progress=steps.ticks(),
         )
         baseline_row, diff = None, None
         if baseline is not None:
@@ -487,7 +512,7 @@ def export(
             attachment=attachment,
             baseline=baseline_row,
             diff=diff,
-            progress=progress,
+            progress=steps,
         )
         # Free the IR while the collector is still paused: left alive until the function
         # returns, its objects would be young when collection resumes, and the first

@@ -45,18 +45,28 @@ only export saves you trust.
 
 
 class _Bar:
-    """A small progress bar on stderr (only when stderr is a terminal or forced)."""
+    """A progress bar on stderr (only when stderr is a terminal or forced): the share of the
+    export done, the stage it is in and the time so far. Redrawn when the stage changes or
+    the bar grows by a character, so a small export draws it a few times only."""
+
+    width = 24
 
     def __init__(self, enabled: bool) -> None:
         self.enabled = enabled
         self.t0 = time.perf_counter()
+        self.drawn: tuple[str, int] | None = None
 
     def __call__(self, stage: str, done: int, total: int) -> None:
         if not self.enabled:
             return
-        width = 24
-        filled = int(width * done / max(total, 1))
-        sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {stage:<10} {time.perf_counter() - self.t0:6.2f} s")
+        filled = self.width * done // max(total, 1)
+        if (stage, filled) == self.drawn:
+            return
+        self.drawn = (stage, filled)
+        percent = 100 * done // max(total, 1)
+        sys.stderr.write(
+            f"\r[{'#' * filled}{'.' * (self.width - filled)}] {percent:3d}% {stage:<9} {time.perf_counter() - self.t0:6.2f} s"
+        )
         if done >= total:
             sys.stderr.write("\n")
         sys.stderr.flush()

@@ -12,12 +12,14 @@ equality: the written JSON strict-parses back into the checked proto.
 from __future__ import annotations
 
 from binascii import b2a_base64
+from collections.abc import Callable
 from typing import Any
 
 import onnx
 
 from ._generated.vocab import NODE_ATTRIBUTE_TYPES
 from .nodes import DOMAIN_LOSSY, DOMAIN_MODULE
+from .progress import every_share, report_every
 from .projection import PGraph, PNode, PValue, Projection, TensorType
 
 __all__ = ["DISCLAIMER", "IR_VERSION", "build_model"]
@@ -44,7 +46,13 @@ class _Builder:
     after it is built.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, progress: Callable[[int, int], None] | None = None, total_nodes: int = 0) -> None:
+        every = report_every(total_nodes)
+        self.progress = progress if every is not None else None
+        self.total_nodes = total_nodes
+        self.nodes_built = 0
+        self.every = every or 0
+        self.next_report = self.every
         # (key, value) -> (the AttributeProto's fields, its JSON form)
         self.attr_parts: dict[tuple[str, str | int], tuple[dict[str, Any], Json]] = {}
         self.prop_json: dict[tuple[str, str], Json] = {}
@@ -141,9 +149,22 @@ class _Builder:
         container.add(**fields)
         return out
 
+    def built(self, count: int) -> None:
+        """``count`` more nodes are built: report every :func:`~tlnetron.progress.report_every` nodes."""
+        self.nodes_built += count
+        if self.progress is not None and self.nodes_built >= self.next_report:
+            self.progress(self.nodes_built, self.total_nodes)
+            self.next_report = self.nodes_built + self.every
+
     def graph(self, proto: onnx.GraphProto, graph: PGraph, doc: str) -> Json:
         out: Json = {}
-        nodes = [self.node(proto.node, n) for n in graph.nodes]
+        report = self.progress
+        total = self.total_nodes
+        nodes = [
+            self.node(proto.node, n)
+            for n in every_share(graph.nodes, len(graph.nodes), None if report is None else lambda done, _: report(done, total))
+        ]
+        self.nodes_built += len(nodes)
         if nodes:
             out["node"] = nodes
         proto.name = graph.name
@@ -170,6 +191,7 @@ class _Builder:
             proto.output.extend(v.name for v in body.outputs)
             out["output"] = [v.name for v in body.outputs]
         nodes = [self.node(proto.node, n) for n in body.nodes]
+        self.built(len(nodes))
         if nodes:
             out["node"] = nodes
         if body.doc:
@@ -189,7 +211,12 @@ class _Builder:
 
 
 def build_model(
-    projection: Projection, metadata: list[tuple[str, str]], *, producer_version: str, graph_doc: str
+    projection: Projection,
+    metadata: list[tuple[str, str]],
+    *,
+    producer_version: str,
+    graph_doc: str,
+    progress: Callable[[int, int], None] | None = None,
 ) -> tuple[onnx.ModelProto, Json]:
     """Build the artifact's ModelProto and its protobuf-JSON form (``MessageToDict`` shape).
 
@@ -198,6 +225,8 @@ def build_model(
         metadata: model ``metadataProps`` rows (already validated), in order.
         producer_version: tlnetron's version.
         graph_doc: the root graph's docString (disclaimer plus what the view shows).
+        progress: called as ``progress(nodes_built, nodes)`` about every 2% of the nodes
+            (root graph and function bodies) on large views.
     """
     model = onnx.ModelProto(
         ir_version=IR_VERSION,
@@ -220,7 +249,8 @@ def build_model(
         for key, value in metadata:
             model.metadata_props.add(key=key, value=value)
         out["metadataProps"] = [{"key": k, "value": v} for k, v in metadata]
-    builder = _Builder()
+    total = len(projection.graph.nodes) + sum(len(f.body.nodes) for f in projection.functions) if progress else 0
+    builder = _Builder(progress, total)
     out["graph"] = builder.graph(model.graph, projection.graph, graph_doc)
     if projection.functions:
         out["functions"] = [

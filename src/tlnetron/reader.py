@@ -13,12 +13,14 @@ import math
 import sys
 from dataclasses import fields
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ._generated.vocab import BufferPolicy, ErrorCode
 from .buffers import hides_buffer
 from .errors import TlnetronError
+from .progress import every_share
 from .ir import (
     ROLE_BUFFER,
     ROLE_INPUT,
@@ -190,7 +192,12 @@ def _buffer_access(op: Any, parents: tuple[str, ...]) -> str | None:
 
 
 def read_trace(
-    log: Any, *, show_buffers: str = BufferPolicy.ALWAYS, module_calls: bool = True, brief_repeats: bool = False
+    log: Any,
+    *,
+    show_buffers: str = BufferPolicy.ALWAYS,
+    module_calls: bool = True,
+    brief_repeats: bool = False,
+    progress: Callable[[int, int], None] | None = None,
 ) -> TraceIR:
     """Read a finished ``Trace`` into tlnetron's IR.
 
@@ -228,7 +235,7 @@ def read_trace(
             remedy="pass the object returned by torchlens.trace(model, x), or a trace loaded with torchlens.load(path).",
         )
     try:
-        return _read(log, show_buffers, module_calls, brief_repeats)
+        return _read(log, show_buffers, module_calls, brief_repeats, progress)
     except TlnetronError:
         raise
     except Exception as exc:  # a trace torchlens could not complete, or an API drift
@@ -280,7 +287,9 @@ def _node_names(labels: list[str], layers: list[str], passes: Counter[str]) -> d
     return name_of
 
 
-def _read(log: Any, show_buffers: str, module_calls: bool, brief_repeats: bool) -> TraceIR:
+def _read(
+    log: Any, show_buffers: str, module_calls: bool, brief_repeats: bool, progress: Callable[[int, int], None] | None = None
+) -> TraceIR:
     # This loop runs once per op and is most of an export's reading time: each TorchLens
     # attribute is read at most once and only where the op's role needs it, values seen
     # before (dtypes, source frames) are converted once, and OpIR is built
@@ -297,7 +306,7 @@ def _read(log: Any, show_buffers: str, module_calls: bool, brief_repeats: bool) 
     # What a compute op *is* (type, function, parameters, multi-output slot, module
     # address) TorchLens keeps per Layer, the same for every pass: read once per layer.
     layer_facts: dict[str, tuple[str, str | None, int, Any, int | None, str | None]] = {}
-    for op, label, layer, pass_index in zip(raw_ops, labels, layers, pass_of):
+    for op, label, layer, pass_index in every_share(zip(raw_ops, labels, layers, pass_of), len(raw_ops), progress):
         name = name_of[label]
         known = layer_facts.get(layer) if pass_index > 1 else None
         if known is not None:

@@ -13,6 +13,7 @@ ops x nesting depth.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ._generated.vocab import Granularity, NodeAttr, NodeRole
@@ -20,6 +21,7 @@ from .buffers import BufferResult, apply_buffer_policy
 from .facts import Facts, bytes_text, duration_text, flops_text, sum_facts
 from .ir import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, ModuleCallIR, OpIR, TraceIR
 from .nodes import DOMAIN_MODULE, fact_metadata, one_line, op_facts, op_node, op_value, root_graph, root_ranks
+from .progress import every_share
 from .projection import PFunction, PGraph, PNode, PValue, Projection
 
 __all__ = ["TRIVIAL_OP_TYPES", "project_module"]
@@ -182,8 +184,11 @@ def _traverse(
     return bodies, position, inputs, outputs
 
 
-def project_module(ir: TraceIR, show_buffers: str, depth_arg: int | None) -> Projection:
-    """Project ``ir`` as nested module calls grouped at ``depth_arg`` (None: automatic)."""
+def project_module(
+    ir: TraceIR, show_buffers: str, depth_arg: int | None, progress: Callable[[int, int], None] | None = None
+) -> Projection:
+    """Project ``ir`` as nested module calls grouped at ``depth_arg`` (None: automatic); ``progress(bodies, of)``
+    is called as the function bodies are built."""
     kept: BufferResult = apply_buffer_policy(ir.ops, show_buffers)
     ops = kept.ops
     by_label = {c.label: c for c in ir.calls}
@@ -240,7 +245,7 @@ def project_module(ir: TraceIR, show_buffers: str, depth_arg: int | None) -> Pro
                 vals.append(value)
         return nodes, vals
 
-    for label, b in bodies.items():
+    for label, b in every_share(bodies.items(), len(bodies), progress):
         if label is None or b.call is None:
             continue
         nodes, vals = body_nodes(b)

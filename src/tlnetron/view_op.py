@@ -6,25 +6,28 @@ are the model's inputs and outputs; every value is typed where a faithful ONNX t
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ._generated.vocab import Granularity, NodeRole
 from .buffers import apply_buffer_policy
 from .facts import sum_facts
 from .ir import ROLE_INPUT, ROLE_OUTPUT, TraceIR
 from .nodes import op_node, op_value, root_graph, root_ranks
+from .progress import every_share
 from .projection import PNode, PValue, Projection
 
 __all__ = ["project_op"]
 
 
-def project_op(ir: TraceIR, show_buffers: str) -> Projection:
-    """Project ``ir`` flat, one node per op, after the buffer policy."""
+def project_op(ir: TraceIR, show_buffers: str, progress: Callable[[int, int], None] | None = None) -> Projection:
+    """Project ``ir`` flat, one node per op, after the buffer policy (``progress(ops, of)`` as it goes)."""
     kept = apply_buffer_policy(ir.ops, show_buffers)
     inputs = [op for op in kept.ops if op.role == ROLE_INPUT]
     outputs = [op for op in kept.ops if op.role == ROLE_OUTPUT]
     input_values = {op.name: op_value(op) for op in inputs}
     produced: dict[str, PValue] = {}
     nodes: list[PNode] = []
-    for op in kept.ops:
+    for op in every_share(kept.ops, len(kept.ops), progress):
         if op.role in (ROLE_INPUT, ROLE_OUTPUT):
             continue
         value = op_value(op)

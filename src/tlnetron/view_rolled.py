@@ -13,6 +13,7 @@ so the reader may read repeated passes briefly (``read_trace(brief_repeats=True)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from ._generated.vocab import Granularity, NodeAttr, NodeRole
@@ -20,6 +21,7 @@ from .buffers import apply_buffer_policy
 from .facts import sum_facts
 from .ir import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, OpIR, TraceIR
 from .nodes import fact_metadata, op_node, op_value, passes_facts, root_graph, root_ranks
+from .progress import every_share
 from .projection import PNode, PValue, Projection, loose_type, shape_text, tensor_type
 
 __all__ = ["project_rolled"]
@@ -52,8 +54,8 @@ def _passes_text(passes: list[int]) -> str:
     return ("pass " if len(passes) == 1 else "passes ") + ", ".join(out)
 
 
-def project_rolled(ir: TraceIR, show_buffers: str) -> Projection:
-    """Project ``ir`` with one node per layer, after the buffer policy."""
+def project_rolled(ir: TraceIR, show_buffers: str, progress: Callable[[int, int], None] | None = None) -> Projection:
+    """Project ``ir`` with one node per layer, after the buffer policy (``progress(layers, of)`` as it goes)."""
     kept = apply_buffer_policy(ir.ops, show_buffers)
     layer_of: dict[str, str] = {}
     passes: dict[str, list[OpIR]] = {}
@@ -69,7 +71,7 @@ def project_rolled(ir: TraceIR, show_buffers: str) -> Projection:
     nodes: list[PNode] = []
     inputs: list[OpIR] = []
     outputs: list[OpIR] = []
-    for layer, ops in passes.items():
+    for layer, ops in every_share(passes.items(), len(passes), progress):
         head = ops[0]
         if head.pass_index != 1 and head.role == ROLE_OP:
             # The buffer policy hid the first pass. What a layer is (function, parameters,
