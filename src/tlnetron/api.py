@@ -468,9 +468,9 @@ def export(
             in every call of one export). Each stage is reported when it starts, in this
             order: ``read``, ``project``, ``metadata``, ``companion`` (only when a companion
             is written), ``build``, ``check``, ``write``, then ``done`` once, with
-            ``done == total``, after the files are in place. Reading and building also report
-            as they go on large traces (about every 2% of their ops or nodes); the checker
-            is one step. The shares are estimates (:data:`PROGRESS_STAGES`). An exception
+            ``done == total``, after the files are in place. Reading, projecting and building
+            also report as they go on large traces (about every 2% of their ops, layers,
+            function bodies or nodes); the checker is one step. The shares are estimates (:data:`PROGRESS_STAGES`). An exception
             raised by the hook before ``done`` stops the export, and nothing is written.
 
     Returns:

@@ -20,7 +20,6 @@ from typing import Any
 from ._generated.vocab import BufferPolicy, ErrorCode
 from .buffers import hides_buffer
 from .errors import TlnetronError
-from .progress import every_share
 from .ir import (
     ROLE_BUFFER,
     ROLE_INPUT,
@@ -34,6 +33,7 @@ from .ir import (
     OpIR,
     TraceIR,
 )
+from .progress import every_share
 
 __all__ = ["is_trace", "load_saved_trace", "read_diff", "read_trace", "trace_classes"]
 
