@@ -211,3 +211,39 @@ def test_console_script_is_installed() -> None:
     assert script is not None
     proc = subprocess.run([script, "--version"], capture_output=True, text=True, timeout=TIMEOUT)
     assert proc.returncode == 0 and proc.stdout.startswith("tlnetron ")
+
+
+# ------------------------------------------------------------------ start-up
+
+
+def _modules_after(code: str) -> set[str]:
+    """The heavy modules imported by ``code`` in a fresh interpreter."""
+    probe = f"{code}\nimport sys\nprint('loaded:' + ','.join(m for m in ('onnx', 'torch', 'torchlens', 'ml_dtypes', 'numpy') if m in sys.modules))"
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=TIMEOUT)
+    assert proc.returncode == 0, proc.stderr
+    last = proc.stdout.strip().splitlines()[-1]
+    assert last.startswith("loaded:"), proc.stdout
+    return set(filter(None, last[len("loaded:") :].split(",")))
+
+
+def test_import_and_help_do_not_load_onnx_or_torch() -> None:
+    """onnx (and its ml_dtypes, 1.1 s to import with 0.7.0) comes with the exporter, on first use."""
+    assert _modules_after("import tlnetron") == set()
+    assert _modules_after("import contextlib, tlnetron.cli\nwith contextlib.suppress(SystemExit): tlnetron.cli.main(['--help'])") == set()
+    assert _modules_after("import contextlib, tlnetron.cli\nwith contextlib.suppress(SystemExit): tlnetron.cli.main(['schema'])") == set()
+
+
+def test_lazy_public_names_resolve_to_the_exporter() -> None:
+    import tlnetron
+    from tlnetron import api
+
+    assert tlnetron.export is api.export
+    assert tlnetron.ExportResult is api.ExportResult
+    assert tlnetron.LEGIBILITY_BUDGET == api.LEGIBILITY_BUDGET
+    assert tlnetron.PROGRESS_STAGES is api.PROGRESS_STAGES
+    assert set(tlnetron.__all__) <= set(dir(tlnetron))
+    for name in tlnetron.__all__:
+        assert getattr(tlnetron, name) is not None
+    with pytest.raises(AttributeError, match="no attribute 'exporter'"):
+        tlnetron.exporter  # noqa: B018
+    assert "onnx" in _modules_after("from tlnetron import export")

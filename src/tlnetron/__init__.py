@@ -7,11 +7,16 @@ opens fully lit (typed edges, module drill-down, a curated properties panel) and
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
 
-from .api import LEGIBILITY_BUDGET, PROGRESS_STAGES, ExportResult, Progress, export
 from .errors import Problem, TlnetronError, TlnetronWarning
+from .progress import PROGRESS_STAGES, Progress
 from .schemas import SCHEMA_VERSION, schema_dir
+
+if TYPE_CHECKING:
+    from .api import LEGIBILITY_BUDGET, ExportResult, export
 
 __all__ = [
     "LEGIBILITY_BUDGET",
@@ -26,3 +31,22 @@ __all__ = [
     "export",
     "schema_dir",
 ]
+
+# The exporter imports onnx, and onnx imports numpy and ml_dtypes: 1.3 s in a fresh process
+# here with ml_dtypes 0.7.0 (benchmarks/README.md, "Start-up"). It is imported on first use,
+# so `import tlnetron` and the commands that only print help or schemas start without it.
+_FROM_API = frozenset({"LEGIBILITY_BUDGET", "ExportResult", "export"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _FROM_API:
+        from . import api
+
+        value = getattr(api, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'tlnetron' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | _FROM_API)
