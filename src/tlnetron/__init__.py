@@ -32,9 +32,10 @@ __all__ = [
     "schema_dir",
 ]
 
-# The exporter imports onnx, and onnx imports numpy and ml_dtypes: 1.3 s in a fresh process
-# here with ml_dtypes 0.7.0 (benchmarks/README.md, "Start-up"). It is imported on first use,
-# so `import tlnetron` and the commands that only print help or schemas start without it.
+# The exporter imports onnx, and onnx imports numpy and ml_dtypes: 1.2-1.6 s in a fresh
+# process here with ml_dtypes 0.7.0 (README "Start-up"; benchmarks/README.md, ninth round).
+# It is imported on first use, so `import tlnetron` and the commands that only print help
+# or schemas start without it.
 _FROM_API = frozenset({"LEGIBILITY_BUDGET", "ExportResult", "export"})
 
 
