@@ -82,13 +82,13 @@ class Steps:
             self._hook("done", self.total, self.total)
 
 
+_REPORT_AT_LEAST = 50
+
+
 def report_every(n: int) -> int | None:
     """How many of ``n`` items a long stage handles between two reports: about 2% of them,
     at least 50; None when ``n`` is under 100 (a stage that short takes milliseconds)."""
     return None if n < 2 * _REPORT_AT_LEAST else max(_REPORT_AT_LEAST, n // 50)
-
-
-_REPORT_AT_LEAST = 50
 
 
 def every_share(items: Iterable[_T], n: int, report: Callable[[int, int], None] | None) -> Iterable[_T]:
