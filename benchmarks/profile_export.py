@@ -3,7 +3,7 @@
 Two looks at the same calls:
 
 1. Stage timings without a profiler: the pipeline steps ``tlnetron.api`` calls
-   (read_trace, _project, build_model, check_onnx, dumps_bytes, build_companion, ...) are
+   (read_trace, _project, build_model, check_onnx, build_companion, ...) are
    wrapped in place (in the ``tlnetron.api`` namespace only, for this process) with
    timers that attribute *exclusive* time (a stage nested in another is not counted
    twice), median over ``--reps`` exports. "other" = the export's total minus the stages.
@@ -49,9 +49,8 @@ STAGES: list[tuple[str, tuple[str, ...]]] = [
     ("count nodes/edges (_counts)", ("_counts",)),
     ("model metadata (model_metadata, encode_metadata)", ("model_metadata", "encode_metadata")),
     ("schema validation (metadata + every node)", ("validate", "_validate_nodes")),
-    ("build protos and their JSON form (onnx_build.build_model)", ("build_model",)),
+    ("build protos and their JSON, serialized and encoded (onnx_build.build_model)", ("build_model",)),
     ("onnx.checker full_check (check_onnx)", ("check_onnx",)),
-    ("encode artifact JSON (serialize.dumps_bytes)", ("dumps_bytes",)),
     ("companion build (build_companion)", ("build_companion",)),
     ("companion validation (companion_problems, _shown)", ("companion_problems", "_shown")),
     ("companion serialization (companion_bytes)", ("companion_bytes",)),

@@ -1,8 +1,8 @@
 """The artifact JSON is exactly what protobuf's own ``MessageToDict`` gives for the checked proto.
 
-The builder emits the proto and its JSON form in one pass; the ModelProto is captured as
-``export`` built it (a spy around ``tlnetron.api.build_model``), so the comparison is against
-the real, checker-validated proto, not one parsed back from the written text.
+The builder emits the serialized proto and its JSON text in one pass; both are captured as
+``export`` built them (a spy around ``tlnetron.api.build_model``), so the comparison is
+against the bytes the checker validated, not a proto parsed back from the written text.
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ from google.protobuf import json_format
 
 import tlnetron
 import tlnetron.api
+import tlnetron.onnx_build
+from tlnetron.onnx_build import BuiltModel
 from tlnetron import TlnetronWarning
 from zoo import ZooTrace
 
@@ -38,21 +40,22 @@ CASES = [
 def test_serialiser_matches_protobuf(
     zoo_trace: ZooTrace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, granularity: str, policy: str
 ) -> None:
-    built: list[tuple[onnx.ModelProto, dict[str, object]]] = []
+    built: list[BuiltModel] = []
     real_build = tlnetron.api.build_model
 
-    def spy(*args: object, **kwargs: object) -> tuple[onnx.ModelProto, dict[str, object]]:
-        model, as_json = real_build(*args, **kwargs)  # type: ignore[arg-type]
-        copy = onnx.ModelProto()
-        copy.CopyFrom(model)
-        built.append((copy, as_json))
-        return model, as_json
+    def spy(*args: object, **kwargs: object) -> BuiltModel:
+        out = real_build(*args, **kwargs)  # type: ignore[arg-type]
+        built.append(out)
+        return out
 
     monkeypatch.setattr(tlnetron.api, "build_model", spy)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TlnetronWarning)
         result = tlnetron.export(zoo_trace(name), tmp_path / "m.onnx.json", granularity=granularity, show_buffers=policy)
-    ((model, as_json),) = built
+    (out,) = built
+    model = onnx.ModelProto.FromString(out.proto)  # the bytes the checker checked
+    as_json = json.loads(out.json)
+    assert result.artifact_bytes == out.json
 
     assert as_json == json_format.MessageToDict(model)
     text = result.artifact_json
@@ -63,3 +66,35 @@ def test_serialiser_matches_protobuf(
     assert parsed.SerializeToString(deterministic=True) == model.SerializeToString(deterministic=True)
     # Protobuf's own JSON text reads back to the same proto as ours does.
     assert json.loads(json_format.MessageToJson(model)) == json.loads(text)
+
+
+@pytest.mark.parametrize(("name", "granularity"), [("bert", "module"), ("bert", "op"), ("loop", "module"), ("wrapped_cnn", "rolled")])
+def test_chunked_build_gives_the_model_built_in_one_piece(
+    zoo_trace: ZooTrace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, granularity: str
+) -> None:
+    """Nodes, value infos and functions built a few at a time (parts concatenated, JSON
+    fragments joined) give the same JSON bytes and the same proto as one single chunk."""
+
+    def export(chunk: int) -> tuple[bytes, onnx.ModelProto]:
+        monkeypatch.setattr(tlnetron.onnx_build, "CHUNK_NODES", chunk)
+        seen: list[BuiltModel] = []
+        real_build = tlnetron.onnx_build.build_model
+
+        def spy(*args: object, **kwargs: object) -> BuiltModel:
+            seen.append(real_build(*args, **kwargs))  # type: ignore[arg-type]
+            return seen[-1]
+
+        monkeypatch.setattr(tlnetron.api, "build_model", spy)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", TlnetronWarning)
+            result = tlnetron.export(zoo_trace(name), tmp_path / f"m{chunk}.onnx.json", granularity=granularity, attachment=False)
+        (out,) = seen
+        assert result.artifact_bytes == out.json
+        return out.json, onnx.ModelProto.FromString(out.proto)
+
+    whole_json, whole = export(1 << 30)
+    small_json, small = export(3)
+    assert len(whole.graph.node) > 3 or len(whole.functions) > 3  # the small chunks really split it
+    assert small_json == whole_json
+    assert small == whole
+    assert json.loads(small_json) == json_format.MessageToDict(small)

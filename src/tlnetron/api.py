@@ -30,7 +30,6 @@ from .progress import PROGRESS_STAGES, Progress, Steps
 from .projection import ELEM_TYPES, PGraph, Projection, shape_text
 from .reader import read_trace
 from .schemas import SchemaViolation, validate, validate_each
-from .serialize import dumps_bytes
 from .validation import QUADRATIC_CHECK_FROM_FUNCTIONS, Shown, check_onnx, checker_is_quadratic, companion_problems
 from .writer import companion_path_for, staged_files
 
@@ -384,18 +383,19 @@ def export_ir(
             graph_doc += f"\n{projection.depth_reason}"
         if projection.graph.doc:
             graph_doc += f"\n{projection.graph.doc}"
-        model, model_json = build_model(
-            projection, encode_metadata(meta), producer_version=_version(), graph_doc=graph_doc, progress=steps.ticks(0.7)
+        # Built a chunk at a time: only the finished bytes remain when the checker parses
+        # its own C++ copy of the model (~3 KB per node).
+        built = build_model(
+            projection, encode_metadata(meta), producer_version=_version(), graph_doc=graph_doc, progress=steps.ticks(0.8)
         )
-        # The checker parses its own C++ copy of the model (~8 KB per node): encode the JSON
-        # and serialize the protos first, and free both trees before it runs (lower peak).
-        artifact_data = dumps_bytes(model_json)
-        del model_json
+        artifact_data, model_data = built.json, built.proto
+        n_functions = len(projection.functions)
+        # The projection is not needed past here: freed before the checker allocates its
+        # copy, which then reuses its pages rather than the kernel's fresh ones.
+        del built, projection
         if path is not None:
             out.stage(path, artifact_data)
-        steps.within(85, 100)
-        model_data = model.SerializeToString()
-        del model
+        steps.within(90, 100)
         steps.begin("check")
         check_t0 = time.perf_counter()
         failure = check_onnx(model_data)
@@ -407,7 +407,6 @@ def export_ir(
             raise companion_refusal
         steps.begin("write")
         out.commit()
-    n_functions = len(projection.functions)
     if n_functions >= QUADRATIC_CHECK_FROM_FUNCTIONS and checker_is_quadratic():
         # About this machine's onnx, not the artifact: warned, never recorded in it.
         messages.append((WarningCode.ONNX_CHECKER_QUADRATIC, (

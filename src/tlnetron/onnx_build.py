@@ -1,28 +1,33 @@
-"""Stage 3, the ONNX builder: a projection becomes an ``onnx.ModelProto`` and its JSON form.
+"""Stage 3, the ONNX builder: a projection becomes a serialized ``onnx.ModelProto`` and its JSON text.
 
-The proto is built with the onnx protobuf classes, in place, attributes sorted, so the same
-projection always gives the same proto; it is what ``onnx.checker`` checks. In the same pass
-the builder writes the proto's camelCase protobuf-JSON form (exactly what
+The proto is built with the onnx protobuf classes, attributes sorted, so the same projection
+always gives the same proto; it is what ``onnx.checker`` checks. In the same pass the
+builder writes the proto's camelCase protobuf-JSON form (exactly what
 ``json_format.MessageToDict`` gives for it: int64 as strings, bytes as base64, enums by
 name), because reading a large proto back through protobuf reflection costs more than the
-rest of the export. ``tests/test_serialize.py`` and the property tests hold the two to
-equality: the written JSON strict-parses back into the checked proto.
+rest of the export. Both are made ``CHUNK_NODES`` nodes at a time and only their bytes are
+kept (:func:`build_model`). ``tests/test_serialize.py`` and the property tests hold the two
+to equality: the written JSON strict-parses back into the checked proto.
 """
 
 from __future__ import annotations
 
 from binascii import b2a_base64
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator
+from itertools import islice
+from typing import Any, TypeVar
 
 import onnx
+import orjson
 
 from ._generated.vocab import NODE_ATTRIBUTE_TYPES
 from .nodes import DOMAIN_LOSSY, DOMAIN_MODULE
+from ._records import record
 from .progress import every_share, report_every
-from .projection import PGraph, PNode, PValue, Projection, TensorType
+from .projection import PFunction, PGraph, PNode, PValue, Projection, TensorType
+from .serialize import dumps_bytes
 
-__all__ = ["DISCLAIMER", "IR_VERSION", "build_model"]
+__all__ = ["CHUNK_NODES", "DISCLAIMER", "IR_VERSION", "BuiltModel", "build_model"]
 
 IR_VERSION = 10
 DISCLAIMER = (
@@ -31,6 +36,14 @@ DISCLAIMER = (
     "functions, and shapes are what the traced run observed."
 )
 
+CHUNK_NODES = 512
+"""Nodes (or value infos, or function-body nodes) built, serialized and JSON-encoded at a
+time: a chunk's protos and JSON objects are freed before the next is built, so a large
+export reuses a few megabytes of warm memory instead of holding two whole trees (on a
+100k-op trace: build stage -23%, 40% fewer page faults; ``benchmarks/README.md``, tenth
+round)."""
+
+_T = TypeVar("_T")
 _STRING = onnx.AttributeProto.STRING
 _INT = onnx.AttributeProto.INT
 _OPSETS = ((DOMAIN_LOSSY, 1), (DOMAIN_MODULE, 1))
@@ -156,17 +169,23 @@ class _Builder:
             self.progress(self.nodes_built, self.total_nodes)
             self.next_report = self.nodes_built + self.every
 
-    def graph(self, proto: onnx.GraphProto, graph: PGraph, doc: str) -> Json:
+    def graph(self, parts: list[bytes], graph: PGraph, doc: str) -> Json:
         out: Json = {}
         report = self.progress
         total = self.total_nodes
-        nodes = [
-            self.node(proto.node, n)
-            for n in every_share(graph.nodes, len(graph.nodes), None if report is None else lambda done, _: report(done, total))
-        ]
-        self.nodes_built += len(nodes)
-        if nodes:
-            out["node"] = nodes
+        items = every_share(graph.nodes, len(graph.nodes), None if report is None else lambda done, _: report(done, total))
+        fragments: list[orjson.Fragment] = []
+        for nodes in _chunks(items, CHUNK_NODES):
+            part = onnx.ModelProto()
+            container = part.graph.node
+            fragments.append(_fragment([self.node(container, n) for n in nodes]))
+            parts.append(part.SerializeToString())
+            self.nodes_built += len(nodes)
+        if fragments:
+            out["node"] = fragments
+        part = onnx.ModelProto()
+        proto = part.graph
+        proto.SetInParent()  # the graph is there even when it has nothing but a name
         proto.name = graph.name
         out["name"] = graph.name
         if doc:
@@ -176,10 +195,36 @@ class _Builder:
             out["input"] = [self.value_info(proto.input, v, graph_io=True) for v in graph.inputs]
         if graph.outputs:
             out["output"] = [self.value_info(proto.output, v, graph_io=True) for v in graph.outputs]
-        typed = [self.value_info(proto.value_info, v, graph_io=False) for v in graph.values if v.type is not None]
-        if typed:
-            out["valueInfo"] = typed
+        parts.append(part.SerializeToString())
+        fragments = []
+        for values in _chunks((v for v in graph.values if v.type is not None), CHUNK_NODES):
+            part = onnx.ModelProto()
+            container = part.graph.value_info
+            fragments.append(_fragment([self.value_info(container, v, graph_io=False) for v in values]))
+            parts.append(part.SerializeToString())
+        if fragments:
+            out["valueInfo"] = fragments
         return out
+
+    def functions(self, parts: list[bytes], functions: Iterable[PFunction]) -> list[orjson.Fragment]:
+        """Every function, in order, a chunk of about ``CHUNK_NODES`` body nodes at a time."""
+        fragments: list[orjson.Fragment] = []
+        part = onnx.ModelProto()
+        pending: list[Json] = []
+        nodes = 0
+        for f in functions:
+            pending.append(self.function(part.functions, f.name, f.domain, f.overload, f.body))
+            nodes += len(f.body.nodes) + 1
+            if nodes >= CHUNK_NODES:
+                fragments.append(_fragment(pending))
+                parts.append(part.SerializeToString())
+                part = onnx.ModelProto()
+                pending = []
+                nodes = 0
+        if pending:
+            fragments.append(_fragment(pending))
+            parts.append(part.SerializeToString())
+        return fragments
 
     def function(self, container: Any, fn_name: str, domain: str, overload: str, body: PGraph) -> Json:
         proto = container.add(name=fn_name, domain=domain)
@@ -210,6 +255,28 @@ class _Builder:
         return out
 
 
+def _chunks(items: Iterable[_T], size: int) -> Iterator[list[_T]]:
+    """``items`` in lists of ``size`` (the last one shorter)."""
+    it = iter(items)
+    while chunk := list(islice(it, size)):
+        yield chunk
+
+
+def _fragment(items: list[Json]) -> orjson.Fragment:
+    """A run of JSON array items, encoded now: ``[a, b]`` and ``[c]`` give ``a,b`` and ``c``,
+    which the final encoding joins into ``[a,b,c]``, the bytes one list of them would give."""
+    return orjson.Fragment(dumps_bytes(items)[1:-1])
+
+
+@record
+class BuiltModel:
+    """A built artifact: the serialized ModelProto (what ``onnx.checker`` checks) and its
+    protobuf-JSON text (what is written), both of the same model."""
+
+    proto: bytes
+    json: bytes
+
+
 def build_model(
     projection: Projection,
     metadata: list[tuple[str, str]],
@@ -217,8 +284,14 @@ def build_model(
     producer_version: str,
     graph_doc: str,
     progress: Callable[[int, int], None] | None = None,
-) -> tuple[onnx.ModelProto, Json]:
-    """Build the artifact's ModelProto and its protobuf-JSON form (``MessageToDict`` shape).
+) -> BuiltModel:
+    """Build the artifact's ModelProto and its protobuf-JSON text (``MessageToDict`` shape).
+
+    The protos are built with the onnx classes and serialized ``CHUNK_NODES`` nodes at a
+    time; the parts concatenate into the serialization of the whole model (protobuf merges
+    repeated fields across concatenated messages: ``ModelProto.FromString`` of ``proto``
+    equals the model built in one piece). Each chunk's JSON objects are encoded with it
+    (:func:`_fragment`), so only the finished bytes outlive a chunk.
 
     Args:
         projection: the view to draw.
@@ -228,7 +301,7 @@ def build_model(
         progress: called as ``progress(nodes_built, nodes)`` about every 2% of the nodes
             (root graph and function bodies) on large views.
     """
-    model = onnx.ModelProto(
+    head = onnx.ModelProto(
         ir_version=IR_VERSION,
         producer_name="tlnetron",
         producer_version=producer_version,
@@ -244,16 +317,17 @@ def build_model(
         "opsetImport": [{"domain": d, "version": str(v)} for d, v in _OPSETS],
     }
     for d, v in _OPSETS:
-        model.opset_import.add(domain=d, version=v)
+        head.opset_import.add(domain=d, version=v)
     if metadata:
         for key, value in metadata:
-            model.metadata_props.add(key=key, value=value)
+            head.metadata_props.add(key=key, value=value)
         out["metadataProps"] = [{"key": k, "value": v} for k, v in metadata]
+    parts = [head.SerializeToString()]
     total = len(projection.graph.nodes) + sum(len(f.body.nodes) for f in projection.functions) if progress else 0
     builder = _Builder(progress, total)
-    out["graph"] = builder.graph(model.graph, projection.graph, graph_doc)
+    out["graph"] = builder.graph(parts, projection.graph, graph_doc)
     if projection.functions:
-        out["functions"] = [
-            builder.function(model.functions, f.name, f.domain, f.overload, f.body) for f in projection.functions
-        ]
-    return model, out
+        out["functions"] = builder.functions(parts, projection.functions)
+    text = dumps_bytes(out)
+    del out
+    return BuiltModel(b"".join(parts), text)
