@@ -687,7 +687,7 @@ def test_legibility_warning_fires_for_gpt2_op_view(zoo_trace: ZooTrace, tmp_path
         tlnetron.export(zoo_trace("gpt2"), tmp_path / "again.onnx.json", granularity="op")
 
 
-@pytest.mark.parametrize("name", ["gpt2", "bert"])
+@pytest.mark.parametrize("name", ["gpt2", "gpt2_small", "bert", "t5"])
 def test_legibility_warning_silent_for_module_view(zoo_trace: ZooTrace, tmp_path: Path, name: str) -> None:
     result, caught = _record(zoo_trace(name), tmp_path / f"{name}.onnx.json", granularity="module")
     assert [w.code for w in caught if w.code == LEGIBILITY_CODE] == []

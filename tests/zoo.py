@@ -339,6 +339,17 @@ def _gpt2() -> tuple[nn.Module, ZooInputs]:
     return model, ZooInputs((torch.randint(0, 128, (1, 16)),))
 
 
+def _gpt2_small() -> tuple[nn.Module, ZooInputs]:
+    """GPT-2 small's own configuration (12 layers, 768 wide, 50,257-token vocabulary;
+    random weights, nothing downloaded), on 32 tokens: the real transformer the browser
+    suite times and holds to the legibility budget."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    config = GPT2Config()
+    model = GPT2LMHeadModel(config).eval()
+    return model, ZooInputs((torch.randint(0, config.vocab_size, (1, 32)),))
+
+
 def _bert() -> tuple[nn.Module, ZooInputs]:
     from transformers import BertConfig, BertModel
 
@@ -430,6 +441,7 @@ def _scalar_and_empty() -> tuple[nn.Module, ZooInputs]:
 ZOO: dict[str, Builder] = {
     "demo": _demo,
     "gpt2": _gpt2,
+    "gpt2_small": _gpt2_small,
     "bert": _bert,
     "t5": _t5,
     "wrapped_t5": _wrapped_t5,
@@ -455,6 +467,10 @@ EXPECT: dict[str, ZooExpect] = {
     # gpt2 outputs: logits + the DynamicCache's key/value tensors for 2 layers.
     "gpt2": ZooExpect(
         recurrent=True, num_outputs=5, module_addresses=("transformer.h.0.attn", "lm_head")
+    ),
+    # 12 layers: logits + 24 key/value cache tensors.
+    "gpt2_small": ZooExpect(
+        recurrent=True, num_outputs=25, module_addresses=("transformer.h.11.mlp.c_proj", "lm_head")
     ),
     # bert outputs: last_hidden_state, pooler_output.
     "bert": ZooExpect(num_outputs=2, module_addresses=("encoder.layer.1.attention",)),

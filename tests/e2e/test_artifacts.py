@@ -41,9 +41,9 @@ from netron_driver import ErrorDialogError, NetronPage
 
 pytestmark = pytest.mark.e2e
 
-MODELS = ["demo", "gpt2", "bert", "resnet", "loop", "multi_output_mixed", "conv3d"]
+MODELS = ["demo", "gpt2", "gpt2_small", "bert", "resnet", "loop", "multi_output_mixed", "conv3d"]
 GRANULARITIES = ["module", "op", "rolled"]
-DRILL_MODELS = {"demo", "gpt2", "bert"}
+DRILL_MODELS = {"demo", "gpt2", "gpt2_small", "bert"}
 LABEL_CAP = 16  # UTF-16 code units; longer labels are not drawn (reader contract §4)
 HONESTY_KEYS = (
     MetaKey.CAPTURE_OUTCOME,
