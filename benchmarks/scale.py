@@ -349,6 +349,28 @@ def _reset_peak() -> bool:
         return False
 
 
+def fresh_page_us(mb: int = 256) -> float:
+    """What this machine charges, in µs per 4 KiB page, to hand a process fresh memory:
+    map ``mb`` MiB and write one byte per page (the page fault and the kernel zeroing the
+    page), in a subprocess of its own so nothing here is reused.
+
+    On a VM this is the host's cost too and it varies from hour to hour (seen on this
+    machine: 1.5 µs, and 13 µs for guest memory not touched since boot). A 100k-op export
+    takes ~300k fresh pages, so it moves that export by seconds; 1k-op exports reuse warm
+    memory. The scale table's growth columns are read against it (tenth round)."""
+    code = (
+        "import mmap, time\n"
+        f"n = {mb} << 20\n"
+        "m = mmap.mmap(-1, n)\n"
+        "t = time.perf_counter()\n"
+        "for i in range(0, n, 4096):\n"
+        "    m[i] = 1\n"
+        "print((time.perf_counter() - t) / (n // 4096) * 1e6)\n"
+    )
+    cp = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return float(cp.stdout.strip())
+
+
 def child_synthetic(variant: str, n_ops: int, g: str, reps: int, use_tracemalloc: bool) -> dict[str, Any]:
     from tlnetron.api import export_ir
 
@@ -706,6 +728,8 @@ def main(argv: list[str] | None = None) -> int:
     versions = {name: version(name) for name in ("onnx", "protobuf")}
     print(f"onnx {versions['onnx']}, protobuf {versions['protobuf']}", flush=True)
 
+    page_us = [fresh_page_us()]
+    print(f"fresh memory: {page_us[0]:.1f} µs per 4 KiB page", flush=True)
     notes: list[str] = []
     if not args.no_verify:
         notes = verify()
@@ -748,8 +772,10 @@ def main(argv: list[str] | None = None) -> int:
         for n in [int(s) for s in args.torch_sizes.split(",") if s]:
             torch_results.append(run_torch(max(1, round((n - 2) / 4)), plan, args.timeout))
 
+    page_us.append(fresh_page_us())
     st = synthetic_table(rows, sizes)
     print("\n## synthetic IR -> tlnetron.api.export_ir\n")
+    print(f"Fresh memory cost {page_us[0]:.1f} µs per 4 KiB page at the start, {page_us[1]:.1f} µs at the end.\n")
     print(st)
     tt = ""
     if torch_results:
@@ -766,7 +792,7 @@ def main(argv: list[str] | None = None) -> int:
 
     out_path.parent.mkdir(parents=True, exist_ok=True)
     out_path.write_text(json.dumps({"script": "benchmarks/scale.py", "source": models.src_fingerprint(), "sizes": sizes, "versions": versions, "verify": notes, "synthetic": rows, "torch": torch_results,
-                                    "synthetic_markdown": st, "torch_markdown": tt, "timeout_s": args.timeout, "cpus": os.cpu_count(),
+                                    "synthetic_markdown": st, "torch_markdown": tt, "fresh_page_us": page_us, "timeout_s": args.timeout, "cpus": os.cpu_count(),
                                     "loadavg_end": os.getloadavg(), "wall_s": time.time() - t_start}, indent=1))
     print(f"wrote {out_path}")
     return 0
