@@ -10,8 +10,8 @@ checker on them: without (``full_check=False``) and with the full check, the med
 
 Run it under each onnx to compare (the artifacts are the same; only the checker differs):
 
-    /work/venv/bin/python benchmarks/checker_functions.py
-    /work/venv/bin/python benchmarks/checker_functions.py --sizes 1000,10000 --reps 3
+    .venv/bin/python benchmarks/checker_functions.py
+    .venv/bin/python benchmarks/checker_functions.py --sizes 1000,10000 --reps 3
 
 Writes benchmarks/results/checker-functions-<onnx version>.json, or --out.
 """

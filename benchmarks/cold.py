@@ -14,8 +14,8 @@ torchlens, traces the model, then times, for ONE exporter only (so neither warms
 Runs alternate the two exporters, ``--runs`` times each; medians are reported. A last child
 runs ``python -X importtime`` to name the modules that make that import slow.
 
-    /work/venv/bin/python benchmarks/cold.py                      # loop and gpt2, module view, 3 runs
-    /work/venv/bin/python benchmarks/cold.py --models lstm --granularity rolled --runs 5
+    .venv/bin/python benchmarks/cold.py                      # loop and gpt2, module view, 3 runs
+    .venv/bin/python benchmarks/cold.py --models lstm --granularity rolled --runs 5
 
 Prints only (nothing is written).
 """

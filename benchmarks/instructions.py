@@ -21,9 +21,9 @@ the CPU work ratio; run.py's time ratio is what users feel. With ``--stages`` it
 tlnetron's pipeline stages one by one (each called on its own, repeatedly, on the same
 inputs), the noise-free form of profile_export.py's stage table.
 
-    /work/venv/bin/python benchmarks/instructions.py                       # loop and lstm, every view
-    /work/venv/bin/python benchmarks/instructions.py --models gpt2 --granularities module
-    /work/venv/bin/python benchmarks/instructions.py --models loop --stages
+    .venv/bin/python benchmarks/instructions.py                       # loop and lstm, every view
+    .venv/bin/python benchmarks/instructions.py --models gpt2 --granularities module
+    .venv/bin/python benchmarks/instructions.py --models loop --stages
 
 Needs valgrind, gcc and valgrind's headers (Debian: ``apt-get install valgrind gcc``).
 Writes benchmarks/results/instructions.json, or --out. A loop/lstm run takes ~5 minutes;

@@ -13,6 +13,10 @@ Full-size entries (the reference measurements use the same shapes):
 * ``lstm``   a 2-layer LSTM language model, cells written gate by gate, unrolled over 16 steps
 * ``bert``   BertModel(BertConfig()) - BERT-base; input_ids (1, 32)
 
+And, not in the default list, ``tiny``: Linear(4, 4) + ReLU (2 compute ops), whose export
+is nearly all fixed cost (options, files, checker start, result): ``run.py --models
+tiny,loop`` shows how much of a small trace's export that is.
+
 ``quick=True`` builds small configs of the same architectures for a fast smoke run.
 """
 
@@ -25,9 +29,10 @@ from typing import Any
 import torch
 from torch import nn
 
-__all__ = ["MODELS", "build", "src_fingerprint", "trace"]
+__all__ = ["ALL_MODELS", "MODELS", "build", "src_fingerprint", "trace"]
 
 MODELS = ("gpt2", "t5", "resnet", "loop", "lstm", "bert")
+ALL_MODELS = (*MODELS, "tiny")
 SEED = 0
 
 
@@ -210,7 +215,11 @@ def _bert(quick: bool) -> tuple[nn.Module, tuple[Any, ...], dict[str, Any]]:
     return BertModel(cfg).eval(), (torch.randint(0, vocab, (1, seq)),), {}
 
 
-_BUILDERS = {"gpt2": _gpt2, "t5": _t5, "resnet": _resnet, "loop": _loop, "lstm": _lstm, "bert": _bert}
+def _tiny(quick: bool) -> tuple[nn.Module, tuple[Any, ...], dict[str, Any]]:
+    return nn.Sequential(nn.Linear(4, 4), nn.ReLU()).eval(), (torch.randn(2, 4),), {}
+
+
+_BUILDERS = {"gpt2": _gpt2, "t5": _t5, "resnet": _resnet, "loop": _loop, "lstm": _lstm, "bert": _bert, "tiny": _tiny}
 
 
 def build(name: str, quick: bool = False) -> tuple[nn.Module, tuple[Any, ...], dict[str, Any]]:

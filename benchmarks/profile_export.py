@@ -12,9 +12,9 @@ Two looks at the same calls:
 2. cProfile over ``--reps`` exports: the top ``--top`` entries by cumulative time whose
    file is in tlnetron, onnx, protobuf or json.
 
-    /work/venv/bin/python benchmarks/profile_export.py               # GPT-2 small, op + module
-    /work/venv/bin/python benchmarks/profile_export.py --quick       # tiny GPT-2 (smoke run)
-    /work/venv/bin/python benchmarks/profile_export.py --granularities rolled --reps 10
+    .venv/bin/python benchmarks/profile_export.py               # GPT-2 small, op + module
+    .venv/bin/python benchmarks/profile_export.py --quick       # tiny GPT-2 (smoke run)
+    .venv/bin/python benchmarks/profile_export.py --granularities rolled --reps 10
 
 Writes benchmarks/results/profile.json (profile-quick.json with --quick).
 """

@@ -8,9 +8,9 @@ when it started against the share of the export's time actually spent by then.
 Synthetic IRs (``scale.py``'s shapes; ``export_ir``, so no trace is read) or the real
 models of ``models.py`` (``tlnetron.export`` on a torchlens trace, reading included):
 
-    /work/venv/bin/python benchmarks/progress_gaps.py                         # blocks, 100k ops, op view
-    /work/venv/bin/python benchmarks/progress_gaps.py --variant deep --granularity module
-    /work/venv/bin/python benchmarks/progress_gaps.py --model gpt2 --granularity op
+    .venv/bin/python benchmarks/progress_gaps.py                         # blocks, 100k ops, op view
+    .venv/bin/python benchmarks/progress_gaps.py --variant deep --granularity module
+    .venv/bin/python benchmarks/progress_gaps.py --model gpt2 --granularity op
 
 Prints only (nothing is written): one export per run, so rerun it to see the spread.
 """

@@ -13,9 +13,10 @@ before every call, outside the timer. Reported per row: median A, median B, medi
 per-round ratios A/B, and A's median as a fraction of the model's trace time. Targets
 (informational; the script always exits 0): module <= 0.33, op and rolled <= 0.5.
 
-    /work/venv/bin/python benchmarks/run.py                 # all models, 7 rounds
-    /work/venv/bin/python benchmarks/run.py --quick         # small configs, 3 rounds: a smoke run
-    /work/venv/bin/python benchmarks/run.py --models gpt2,bert --granularities module --rounds 11
+    .venv/bin/python benchmarks/run.py                 # all models, 7 rounds
+    .venv/bin/python benchmarks/run.py --quick         # small configs, 3 rounds: a smoke run
+    .venv/bin/python benchmarks/run.py --models gpt2,bert --granularities module --rounds 11
+    .venv/bin/python benchmarks/run.py --models tiny,loop --dir /dev/shm   # fixed costs, disk left out
 
 Writes benchmarks/results/latest.json (latest-quick.json with --quick), or --out.
 """
@@ -153,16 +154,17 @@ def table(results: list[dict[str, Any]]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--models", default=",".join(models.MODELS), help=f"comma list from {','.join(models.MODELS)}")
+    ap.add_argument("--models", default=",".join(models.MODELS), help=f"comma list from {','.join(models.ALL_MODELS)}")
     ap.add_argument("--granularities", default=",".join(GRANULARITIES))
     ap.add_argument("--rounds", type=int, default=None, help="warm rounds per row (default 7; 3 with --quick)")
     ap.add_argument("--quick", action="store_true", help="small configs of each model (smoke run)")
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--dir", type=Path, default=None, help="write the exports under this folder (e.g. /dev/shm, to leave the disk out); default: the system's temporary folder")
     args = ap.parse_args(argv)
     names = [m.strip() for m in args.models.split(",") if m.strip()]
     grans = [g.strip() for g in args.granularities.split(",") if g.strip()]
     for n in names:
-        if n not in models.MODELS:
+        if n not in models.ALL_MODELS:
             ap.error(f"unknown model {n!r}")
     for g in grans:
         if g not in GRANULARITIES:
@@ -183,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"torchlens first-trace warm-up (not charged to any model): {warm:.2f} s", flush=True)
     results: list[dict[str, Any]] = []
     first_row = True
-    with tempfile.TemporaryDirectory(prefix="tlnetron-bench-") as td:
+    with tempfile.TemporaryDirectory(prefix="tlnetron-bench-", dir=args.dir) as td:
         tmp = Path(td)
         for name in names:
             log, trace_s = models.trace(name, quick=args.quick)
@@ -220,6 +222,7 @@ def main(argv: list[str] | None = None) -> int:
         "torchlens_warmup_s": warm,
         "results": results,
         "markdown": md,
+        "export_dir": str(args.dir) if args.dir else tempfile.gettempdir(),
     }
     out_path.parent.mkdir(parents=True, exist_ok=True)
     out_path.write_text(json.dumps(doc, indent=1))

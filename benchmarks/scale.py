@@ -23,9 +23,9 @@ Part 2, torch-traced: the ``blocks`` model traced with torchlens at ~1k and ~10k
 tlnetron.export vs torchlens.export.netron (module and op views) on the same trace in one
 subprocess per size; each export is capped at ``--timeout`` seconds (reported ">180 s").
 
-    /work/venv/bin/python benchmarks/scale.py                  # full: 1k/10k/40k/100k + torch 1k/10k
-    /work/venv/bin/python benchmarks/scale.py --quick          # small sizes, no 10k trace
-    /work/venv/bin/python benchmarks/scale.py --no-torch --variants blocks --sizes 1000,10000
+    .venv/bin/python benchmarks/scale.py                  # full: 1k/10k/40k/100k + torch 1k/10k
+    .venv/bin/python benchmarks/scale.py --quick          # small sizes, no 10k trace
+    .venv/bin/python benchmarks/scale.py --no-torch --variants blocks --sizes 1000,10000
 
 Writes benchmarks/results/scale.json and the plot benchmarks/scale.png (time per op and peak
 memory vs op count). The plot needs matplotlib (``pip install matplotlib``).
