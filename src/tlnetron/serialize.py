@@ -2,9 +2,9 @@
 
 :func:`dumps_bytes` writes the artifact and companion objects (compact UTF-8 through orjson,
 which is an order of magnitude faster than the standard library on these sizes; non-finite
-numbers are refused by validation before it is called). The artifact object itself comes
-from :func:`tlnetron.onnx_build.build_model`, which emits it alongside the proto;
-``tests/test_serialize.py`` holds it equal to protobuf's own ``MessageToDict``.
+numbers are refused by validation before it is called). The artifact's objects are built,
+and encoded a part at a time, by :func:`tlnetron.onnx_build.build_model` alongside the
+proto; ``tests/test_serialize.py`` holds the text equal to protobuf's own ``MessageToDict``.
 """
 
 from __future__ import annotations
