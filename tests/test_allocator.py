@@ -120,7 +120,7 @@ def test_glibc_functions_are_found_and_a_users_tuning_is_respected(monkeypatch: 
 
 
 _RSS_AFTER_EXPORT = """
-import gc, sys, warnings
+import gc, resource, sys, warnings
 from pathlib import Path
 sys.path.insert(0, {tests!r})
 from test_allocator import _chain
@@ -129,7 +129,7 @@ from tlnetron.api import export_ir
 
 def rss_mb():
     with open("/proc/self/statm") as fh:
-        return int(fh.read().split()[1]) * 4096 / 2**20
+        return int(fh.read().split()[1]) * resource.getpagesize() / 2**20
 
 if sys.argv[1] == "untrimmed":
     validation._malloc_trim = lambda: None
