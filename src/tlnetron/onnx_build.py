@@ -254,12 +254,14 @@ class _Parts:
         self.part = head
         self.done: list[bytes] = []
         self._count = 0
-        self._lists: list[tuple[list[Any], list[int]]] = []  # (list, [first item not yet encoded])
+        self._lists: list[list[Any]] = []
+        self._encoded: list[int] = []  # per list, how many of its items are fragments already
 
     def json_list(self) -> list[Any]:
         """A JSON array whose items are encoded with the part they were built into."""
         items: list[Any] = []
-        self._lists.append((items, [0]))
+        self._lists.append(items)
+        self._encoded.append(0)
         return items
 
     def added(self, count: int) -> bool:
@@ -271,11 +273,12 @@ class _Parts:
         self.done.append(self.part.SerializeToString())
         self.part = onnx.ModelProto()
         self._count = 0
-        for items, start in self._lists:
-            if len(items) > start[0]:
+        for i, items in enumerate(self._lists):
+            start = self._encoded[i]
+            if len(items) > start:
                 # [a, b] -> "a,b": the final encoding joins the fragments into [a,...,z].
-                items[start[0] :] = [orjson.Fragment(dumps_bytes(items[start[0] :])[1:-1])]
-                start[0] = len(items)
+                items[start:] = [orjson.Fragment(dumps_bytes(items[start:])[1:-1])]
+                self._encoded[i] = len(items)
         return True
 
     def proto(self) -> bytes:
