@@ -36,19 +36,25 @@ CASES = [
 ]
 
 
+def _capture_builds(monkeypatch: pytest.MonkeyPatch) -> list[BuiltModel]:
+    """Every model ``export`` builds from now on, as it was built (a spy around
+    ``tlnetron.api.build_model``)."""
+    built: list[BuiltModel] = []
+    real_build = tlnetron.onnx_build.build_model
+
+    def spy(*args: object, **kwargs: object) -> BuiltModel:
+        built.append(real_build(*args, **kwargs))  # type: ignore[arg-type]
+        return built[-1]
+
+    monkeypatch.setattr(tlnetron.api, "build_model", spy)
+    return built
+
+
 @pytest.mark.parametrize(("name", "granularity", "policy"), CASES, ids=[f"{n}-{g}-{b}" for n, g, b in CASES])
 def test_serialiser_matches_protobuf(
     zoo_trace: ZooTrace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, granularity: str, policy: str
 ) -> None:
-    built: list[BuiltModel] = []
-    real_build = tlnetron.api.build_model
-
-    def spy(*args: object, **kwargs: object) -> BuiltModel:
-        out = real_build(*args, **kwargs)  # type: ignore[arg-type]
-        built.append(out)
-        return out
-
-    monkeypatch.setattr(tlnetron.api, "build_model", spy)
+    built = _capture_builds(monkeypatch)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TlnetronWarning)
         result = tlnetron.export(zoo_trace(name), tmp_path / "m.onnx.json", granularity=granularity, show_buffers=policy)
@@ -77,14 +83,7 @@ def test_chunked_build_gives_the_model_built_in_one_piece(
 
     def export(chunk: int) -> tuple[bytes, onnx.ModelProto]:
         monkeypatch.setattr(tlnetron.onnx_build, "CHUNK_NODES", chunk)
-        seen: list[BuiltModel] = []
-        real_build = tlnetron.onnx_build.build_model
-
-        def spy(*args: object, **kwargs: object) -> BuiltModel:
-            seen.append(real_build(*args, **kwargs))  # type: ignore[arg-type]
-            return seen[-1]
-
-        monkeypatch.setattr(tlnetron.api, "build_model", spy)
+        seen = _capture_builds(monkeypatch)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", TlnetronWarning)
             result = tlnetron.export(zoo_trace(name), tmp_path / f"m{chunk}.onnx.json", granularity=granularity, attachment=False)
