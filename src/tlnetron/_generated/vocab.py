@@ -3,7 +3,7 @@
 #   schema/companion.schema.json (sha256 89bfd508e58ab3a9d1876ed226cf8ed7795f2dff2278adf95a1884ae772e2b58)
 #   schema/model-metadata.schema.json (sha256 1c1bc71b606c8c2b2ecbe6557e54285fce1c229682a195d9324bb7692e12338c)
 #   schema/node-properties.schema.json (sha256 a1d6a45259c404a8763ed7b044efb3a9650391f4069b67cb67efde48a2e32214)
-#   schema/vocabularies.schema.json (sha256 7c0cd529bc1537aff994234ed35300e810e1b6c60d70d5e25b14848c1008f9e1).
+#   schema/vocabularies.schema.json (sha256 0b55b68e133d600c60643161866b9ded17a6af44e44eb362984fcacbebe2e865).
 # Regenerate with `nox -s codegen` (or `python codegen/generate.py`).
 """Closed vocabularies, metadata key names and schema facts from tlnetron's JSON Schemas.
 
@@ -302,6 +302,8 @@ class ErrorCode:
     """The trace lacks something the exporter needs, or a saved trace could not be loaded."""
     ARTIFACT_INVALID = "artifact_invalid"
     """The built artifact failed the ONNX checker or a schema (a bug: please report it)."""
+    SERVE_ADDRESS_UNAVAILABLE = "serve_address_unavailable"
+    """The address to serve on is not an IP address of this machine, is a wildcard, or its port is taken."""
 
 
 ERROR_CODE: tuple[str, ...] = (
@@ -320,6 +322,7 @@ ERROR_CODE: tuple[str, ...] = (
     "baseline_refused",
     "trace_unreadable",
     "artifact_invalid",
+    "serve_address_unavailable",
 )
 ERROR_CODE_DOC: dict[str, str] = {
     "not_a_trace": "The subject is not a TorchLens Trace.",
@@ -337,6 +340,7 @@ ERROR_CODE_DOC: dict[str, str] = {
     "baseline_refused": "TorchLens refused to compare the subject with the baseline.",
     "trace_unreadable": "The trace lacks something the exporter needs, or a saved trace could not be loaded.",
     "artifact_invalid": "The built artifact failed the ONNX checker or a schema (a bug: please report it).",
+    "serve_address_unavailable": "The address to serve on is not an IP address of this machine, is a wildcard, or its port is taken.",
 }
 
 
