@@ -3,7 +3,7 @@
 #   schema/companion.schema.json (sha256 89bfd508e58ab3a9d1876ed226cf8ed7795f2dff2278adf95a1884ae772e2b58)
 #   schema/model-metadata.schema.json (sha256 1c1bc71b606c8c2b2ecbe6557e54285fce1c229682a195d9324bb7692e12338c)
 #   schema/node-properties.schema.json (sha256 a1d6a45259c404a8763ed7b044efb3a9650391f4069b67cb67efde48a2e32214)
-#   schema/vocabularies.schema.json (sha256 0b55b68e133d600c60643161866b9ded17a6af44e44eb362984fcacbebe2e865).
+#   schema/vocabularies.schema.json (sha256 170805c35c8cb4ff12c278731212f58d4b0fa8aafb7d79deba7e8170847f70f1).
 # Regenerate with `nox -s codegen` (or `python codegen/generate.py`).
 """Closed vocabularies, metadata key names and schema facts from tlnetron's JSON Schemas.
 
@@ -361,6 +361,10 @@ class WarningCode:
     """The module view has more module calls than the ONNX checker allows functions (10,000); the deepest calls are drawn inline and counted in torchlens.inlined_call_count."""
     ONNX_CHECKER_QUADRATIC = "onnx_checker_quadratic"
     """The installed onnx (1.23 so far) full-checks model-local functions in time that grows with the square of their number, and this module view has thousands: the check dominates the export. onnx 1.22.0 runs the same check in linear time. About the exporter's environment, not the artifact: never recorded in it."""
+    SERVE_BEYOND_LOOPBACK = "serve_beyond_loopback"
+    """tlnetron serve was bound to an address other machines can reach: anyone who reaches it can read the model."""
+    COMPANION_MISMATCH = "companion_mismatch"
+    """The companion served beside an artifact was written by another export (their export ids differ)."""
 
 
 WARNING_CODE: tuple[str, ...] = (
@@ -370,6 +374,8 @@ WARNING_CODE: tuple[str, ...] = (
     "netron_filename_shadowed",
     "function_limit_inlined",
     "onnx_checker_quadratic",
+    "serve_beyond_loopback",
+    "companion_mismatch",
 )
 WARNING_CODE_DOC: dict[str, str] = {
     "legibility_budget_exceeded": "The root graph is deeper than about 27 ranks: Netron draws a rope.",
@@ -378,6 +384,8 @@ WARNING_CODE_DOC: dict[str, str] = {
     "netron_filename_shadowed": "The file name is one Netron hands to another format's reader first.",
     "function_limit_inlined": "The module view has more module calls than the ONNX checker allows functions (10,000); the deepest calls are drawn inline and counted in torchlens.inlined_call_count.",
     "onnx_checker_quadratic": "The installed onnx (1.23 so far) full-checks model-local functions in time that grows with the square of their number, and this module view has thousands: the check dominates the export. onnx 1.22.0 runs the same check in linear time. About the exporter's environment, not the artifact: never recorded in it.",
+    "serve_beyond_loopback": "tlnetron serve was bound to an address other machines can reach: anyone who reaches it can read the model.",
+    "companion_mismatch": "The companion served beside an artifact was written by another export (their export ids differ).",
 }
 
 
