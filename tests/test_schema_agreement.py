@@ -88,6 +88,7 @@ def reference_accepts(name: str, instance: Any) -> bool:
 LINE_PATTERN = "^[^\\n\\r]*(?![\\s\\S])"
 SEMVER_PATTERN = "^[0-9]+\\.[0-9]+\\.[0-9]+(?![\\s\\S])"
 INPUT_NAMES_PATTERN = "^\\['[^'\\n]*'(, '[^'\\n]*')*\\](?![\\s\\S])"
+EXPORT_ID_PATTERN = "^[0-9a-f]{32}(?![\\s\\S])"
 
 ANY_CHAR = st.characters()
 NO_NEWLINE = st.characters(exclude_characters="\n\r")
@@ -113,6 +114,7 @@ PATTERN_STRATEGIES: dict[str, Callable[[int, int], st.SearchStrategy[str]]] = {
     LINE_PATTERN: lambda lo, hi: st.text(alphabet=NO_NEWLINE, min_size=lo, max_size=hi),
     SEMVER_PATTERN: lambda lo, hi: st.tuples(*[st.integers(0, 99)] * 3).map(lambda t: "%d.%d.%d" % t),
     INPUT_NAMES_PATTERN: lambda lo, hi: _input_names(),
+    EXPORT_ID_PATTERN: lambda lo, hi: st.text(alphabet="0123456789abcdef", min_size=32, max_size=32),
 }
 
 KNOWN_KEYWORDS = {
@@ -241,7 +243,7 @@ TRICKY: list[Any] = [
     *LITERALS,
     *KNOWN_KEYS,
     "", " ", "\n", "\r", "x\n", "x\r\n", "\nx", "a\nb", "a\rb", "\u2028", "MODEL", "Model", "model ",
-    "1.0.0", "1.0.0\n", "1.0", "v1.0.0", "['a']", "['a', 'b']", "['a']\n", "[a]", "[]", "['it's']",
+    "1.0.0", "1.0.0\n", "1.0", "v1.0.0", "0" * 32, "0" * 31, "0" * 33, "A" * 32, "0" * 32 + "\n", "['a']", "['a', 'b']", "['a']\n", "[a]", "[]", "['it's']",
     "x" * 1999, "x" * 2000, "x" * 2001,
     0, 1, -1, 2, 27, 2**63, -(2**63), 0.0, -0.0, 1.0, 2.0, 0.5, -0.5, 1e300, -1e300, 1e-300,
     True, False, None, [], {}, [1], ["a"], [None], [[1]], [{}], {"a": 1},
@@ -516,6 +518,11 @@ SAMPLES: list[tuple[str, str, Any, str | None]] = [
     ("metadata-depth-zero", "model-metadata", metadata(depth=0), "data.torchlens.depth"),
     ("metadata-version-newline", "model-metadata", metadata(schema_version="1.0.0\n"), "data.torchlens.schema_version"),
     ("metadata-version-short", "model-metadata", metadata(schema_version="1.0"), "data.torchlens.schema_version"),
+    ("metadata-export-id", "model-metadata", metadata(export_id="0123456789abcdef" * 2), None),
+    ("metadata-export-id-upper", "model-metadata", metadata(export_id="0123456789ABCDEF" * 2), "data.torchlens.export_id"),
+    ("metadata-export-id-short", "model-metadata", metadata(export_id="0" * 31), "data.torchlens.export_id"),
+    ("metadata-export-id-long", "model-metadata", metadata(export_id="0" * 33), "data.torchlens.export_id"),
+    ("metadata-export-id-newline", "model-metadata", metadata(export_id="0" * 32 + "\n"), "data.torchlens.export_id"),
     ("metadata-granularity", "model-metadata", metadata(granularity="layer"), "data.torchlens.granularity"),
     ("metadata-structure-only-text", "model-metadata", metadata(structure_only="false"), "data.torchlens.structure_only"),
     ("metadata-warning-unknown", "model-metadata", metadata(warnings=["oops"]), "data.torchlens.warnings[0]"),
