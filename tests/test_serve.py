@@ -4,9 +4,10 @@ Spec ("Opening it"): ``serve=True`` serves through the ``netron`` package on loo
 ephemeral port and opens a browser tab or a notebook widget; it needs the netron extra
 (refusal ``netron_serve_unavailable`` teaches the install); with ``path=None`` the artifact
 serves from memory and no companion is written (``attachment=True`` then refuses with
-``attachment_needs_path``). With a companion, tlnetron's own loopback page serves Netron's
-installed web app byte-for-byte in an iframe, plus the files. Netron's web app refuses to
-start 180 days after its build date (``netron_age_gate``).
+``attachment_needs_path``). tlnetron's own loopback page serves Netron's installed web app
+byte-for-byte in an iframe, plus the files, under a Content-Security-Policy that keeps every
+request on the server, and answers only its own Host. Netron's web app refuses to start 180
+days after its build date (``netron_age_gate``).
 
 ``webbrowser.open`` is replaced by a recorder in every test (the ``browser`` fixture), so
 nothing ever opens.
@@ -105,11 +106,12 @@ def get(url: str) -> tuple[int, bytes]:
         return exc.code, exc.read()
 
 
-def raw_get(port: int, path: str) -> tuple[int, bytes]:
-    """GET with the path sent verbatim (no client-side normalisation)."""
+def raw_get(port: int, path: str, host: str | None = None) -> tuple[int, bytes]:
+    """GET with the path sent verbatim (no client-side normalisation), and the given Host."""
     conn = http.client.HTTPConnection(LOOPBACK, port, timeout=10)
     try:
-        conn.putrequest("GET", path, skip_accept_encoding=True)
+        conn.putrequest("GET", path, skip_host=True, skip_accept_encoding=True)
+        conn.putheader("Host", host if host is not None else f"{LOOPBACK}:{port}")
         conn.endheaders()
         resp = conn.getresponse()
         return resp.status, resp.read()
@@ -179,14 +181,13 @@ def test_memory_only_serve(log: torchlens.Trace, browser: Browser, served: list[
     port = port_of(result)
     assert [c[0] for c in browser.calls] == [result.url]
     status, page = get(result.url)  # type: ignore[arg-type]
-    assert status == 200
-    m = re.search(rb'<meta name="file" content="/data/([^"]+)">', page)
-    assert m, "Netron's page names the data it will fetch"
-    name = m.group(1).decode()
-    assert name.endswith(".json")
-    status, body = get(f"{result.url}data/{name}")
+    assert status == 200 and b'src="/netron/index.html"' in page
+    status, listing = get(f"{result.url}tlnetron/files.json")
+    assert status == 200 and list(json.loads(listing)) == ["model"]  # no companion to hand over
+    assert json.loads(listing)["model"]["name"].endswith(".onnx.json")
+    status, body = get(f"{result.url}tlnetron/data/model")
     assert status == 200 and body == result.artifact_json.encode("utf-8")
-    json.loads(body)
+    assert get(f"{result.url}tlnetron/data/companion")[0] == 404
     # no companion anywhere: not in the result, not on disk
     assert result.artifact is None and result.companion is None and result.companion_json is None
     assert list(tmp_path.iterdir()) == []
@@ -203,7 +204,7 @@ def test_memory_only_serve_exposes_no_files(
     (tmp_path / "secret.txt").write_text("top secret\n")
     (tmp_path / "out").mkdir()
     monkeypatch.chdir(tmp_path)
-    # Without a companion both serve the artifact from memory through netron.serve.
+    # Without a companion the artifact is served from memory, and nothing from the folders.
     result = export(log, tmp_path / "out" / "m.onnx.json" if with_path else None, attachment=False if with_path else None, serve=True)
     served.append(result)
     status, body = raw_get(port_of(result), "/data/secret.txt")
@@ -274,7 +275,7 @@ def test_companion_page_blocks_path_traversal(log: torchlens.Trace, browser: Bro
     port = port_of(result)
     for path in TRAVERSALS:
         status, body = raw_get(port, path)
-        assert status == 404, path
+        assert status in (400, 404), path
         assert b"root:" not in body and b"import" not in body, path
     # the app itself still serves
     assert raw_get(port, "/netron/index.html")[0] == 200
@@ -470,3 +471,125 @@ def test_cli_serve_prints_a_url_and_stops_on_sigint(log: torchlens.Trace, tmp_pa
         for stream in (proc.stdout, proc.stderr):
             if stream is not None:
                 stream.close()
+
+
+# ------------------------------------------------------------------ (h) what the server answers
+
+
+def test_every_response_keeps_the_page_on_this_server(log: torchlens.Trace, browser: Browser, served: list[Any], tmp_path: Path) -> None:
+    """The policy the browser enforces: fetch, XHR, beacons, scripts, frames - this server only."""
+    result = export(log, tmp_path / "m.onnx.json", serve=True)
+    served.append(result)
+    for path in ("", "netron/index.html", "netron/browser.js", "tlnetron/bootstrap.js", "tlnetron/data/model", "nothing-here"):
+        try:
+            with urllib.request.urlopen(f"{result.url}{path}", timeout=10) as resp:  # noqa: S310 (loopback)
+                headers = resp.headers
+        except urllib.error.HTTPError as exc:
+            headers = exc.headers
+        policy = {d.split()[0]: d.split()[1:] for d in headers["Content-Security-Policy"].split("; ")}
+        assert policy["default-src"] == ["'self'"] and policy["connect-src"] == ["'self'"], path
+        assert policy["script-src"] == ["'self'"] and policy["frame-src"] == ["'self'"], path
+        assert all("http" not in " ".join(v) and "*" not in v for v in policy.values()), policy
+        assert headers["X-Content-Type-Options"] == "nosniff"
+
+
+@pytest.mark.parametrize("host", ["evil.example", "evil.example:{port}", "127.0.0.1", "127.0.0.1:1", "localhost.evil:{port}", ""])
+def test_requests_for_another_host_get_no_model(
+    log: torchlens.Trace, browser: Browser, served: list[Any], tmp_path: Path, host: str
+) -> None:
+    """DNS rebinding: a page on evil.example resolved to 127.0.0.1 sends its own Host."""
+    result = export(log, tmp_path / "m.onnx.json", serve=True)
+    served.append(result)
+    port = port_of(result)
+    model = result.artifact_bytes
+    for path in ("/", "/tlnetron/data/model", "/tlnetron/data/companion", "/tlnetron/files.json", "/netron/index.html"):
+        status, body = raw_get(port, path, host=host.format(port=port))
+        assert status == 403, (host, path)
+        assert model[:200] not in body and b"attachment" not in body
+    assert raw_get(port, "/tlnetron/data/model")[1] == model  # its own Host still works
+    assert raw_get(port, "/tlnetron/data/model", host=f"localhost:{port}")[1] == model
+
+
+BAD_TARGETS = [
+    ("/netron/index.html%00", 400),
+    ("/%00", 400),
+    ("/tlnetron/data/model%00.json", 400),
+    ("/netron/%ff%fe", 400),
+    ("/netron/a%0d%0aSet-Cookie:x=1", 400),
+    ("/" + "a" * 5000, 414),
+    ("/netron/" + "%2e" * 3000, 414),
+    ("*", 400),
+    ("http://127.0.0.1/", 400),
+    ("http://evil.example/tlnetron/data/model", 400),
+]
+
+
+def test_bad_request_targets_get_a_4xx_and_no_traceback(
+    log: torchlens.Trace, browser: Browser, served: list[Any], tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    result = export(log, tmp_path / "m.onnx.json", serve=True)
+    served.append(result)
+    port = port_of(result)
+    capfd.readouterr()
+    for target, expected in BAD_TARGETS:
+        status, _ = raw_get(port, target)
+        assert status == expected, target
+    # Garbage on the wire, a request line past the server's limit, a client that hangs up.
+    for raw in (b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03" + bytes(200) + b"\r\n\r\n", b"GET /" + b"a" * 70000 + b" HTTP/1.1\r\n\r\n", b"GET / HTTP/1.1\r\n"):
+        with socket.create_connection((LOOPBACK, port), timeout=5) as sock:
+            sock.sendall(raw)
+            sock.shutdown(socket.SHUT_WR)
+            reply = sock.recv(4096)
+            # A request line with no version is HTTP/0.9: the 4xx page comes without a status line.
+            assert reply == b"" or re.match(rb"HTTP/1\.[01] 4\d\d ", reply) or b"Error code: 4" in reply, reply
+    with socket.create_connection((LOOPBACK, port), timeout=5) as sock:
+        sock.sendall(f"GET /netron/view.js HTTP/1.1\r\nHost: {LOOPBACK}:{port}\r\n\r\n".encode())
+        sock.recv(10)  # hang up mid-answer
+    time.sleep(0.3)
+    assert raw_get(port, "/netron/index.html")[0] == 200  # still serving
+    out, err = capfd.readouterr()
+    assert err == "" and out == "", (out, err)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind((LOOPBACK, 0))
+        return int(s.getsockname()[1])
+
+
+def test_serve_on_a_chosen_address_and_port(log: torchlens.Trace, browser: Browser, served: list[Any], tmp_path: Path) -> None:
+    exported = export(log, tmp_path / "m.onnx.json")
+    assert exported.artifact is not None and exported.companion is not None
+    port = free_port()
+    result = tlserve.serve_files(exported.artifact, exported.companion, host="127.0.0.2", port=port)
+    served.append(result)
+    assert result.url == f"http://127.0.0.2:{port}/"
+    assert get(f"{result.url}tlnetron/data/companion") == (200, exported.companion.read_bytes())
+    assert refuses(port, within=0.5), "bound beyond the address asked for"  # 127.0.0.1:port is not served
+    # The same port again is taken: a typed refusal naming the remedy.
+    with pytest.raises(TlnetronError) as info:
+        tlserve.serve_files(exported.artifact, exported.companion, host="127.0.0.2", port=port)
+    assert info.value.code == "serve_address_unavailable" and "another port" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("host", "port", "says"),
+    [
+        ("0.0.0.0", 0, "every network interface"),
+        ("::", 0, "every network interface"),
+        ("example.com", 0, "not an IP address"),
+        ("192.0.2.1", 0, "cannot serve on"),  # TEST-NET-1: not an address of this machine
+        (LOOPBACK, 70000, "not a port number"),
+        (LOOPBACK, -1, "not a port number"),
+    ],
+)
+def test_serve_refuses_an_address_it_cannot_honour(
+    log: torchlens.Trace, browser: Browser, tmp_path: Path, host: str, port: int, says: str
+) -> None:
+    exported = export(log, tmp_path / "m.onnx.json")
+    assert exported.artifact is not None
+    before = {t.ident for t in threading.enumerate()}
+    with pytest.raises(TlnetronError) as info:
+        tlserve.serve_files(exported.artifact, exported.companion, host=host, port=port)
+    assert info.value.code == "serve_address_unavailable" and says in str(info.value)
+    assert browser.calls == [] and {t.ident for t in threading.enumerate()} <= before

@@ -1,24 +1,28 @@
 """Stage 6, serving: open the artifact in Netron on 127.0.0.1 (a browser tab or a notebook).
 
-Without a companion the artifact is served from memory through the ``netron`` package's own
-server (``netron.serve``). Netron ignores a file dropped onto a *served* model (its drop
-handlers exist only on the welcome screen), so to show the companion with no manual step a
-small loopback server of ours serves Netron's installed web app byte-for-byte inside an
-``<iframe>``, plus a bootstrap script (ours) that hands the model and then the companion to
-the app as file drops - the same thing a person does by hand. Nothing binds beyond loopback.
+Netron ignores a file dropped onto a *served* model (its drop handlers exist only on the
+welcome screen), so a small loopback server of ours serves Netron's installed web app
+byte-for-byte inside an ``<iframe>``, plus a bootstrap script (ours) that hands the model and
+then the companion to the app as file drops - what a person does by hand.
+
+What the server promises the person who runs it:
+
+* every response carries a Content-Security-Policy that lets the page talk to this server
+  only, so Netron's location lookup and analytics beacons never leave the machine;
+* it answers only requests whose ``Host`` is the address it bound (DNS rebinding gets a 403);
+* a malformed or hostile request gets a 4xx, never a traceback on the terminal.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import errno
 import http.server
+import ipaddress
 import json
-import mimetypes
-import os
 import re
-import shutil
+import socket
 import sys
-import tempfile
 import threading
 import time
 import urllib.parse
@@ -28,14 +32,17 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ._generated.vocab import ErrorCode
-from .errors import TlnetronError
+from ._generated.vocab import ErrorCode, WarningCode
+from .errors import TlnetronError, warn
 
 __all__ = [
     "AGE_GATE_DAYS",
+    "CONTENT_SECURITY_POLICY",
+    "LOOPBACK",
     "Served",
     "netron_age_gate",
     "require_netron",
+    "serve_bytes",
     "serve_files",
     "serve_result",
     "wait_forever",
@@ -43,6 +50,24 @@ __all__ = [
 
 AGE_GATE_DAYS = 180
 LOOPBACK = "127.0.0.1"
+MAX_TARGET = 2048
+"""Longest request target answered; longer ones get 414 (no route of ours is near it)."""
+
+CONTENT_SECURITY_POLICY = "; ".join(
+    (
+        "default-src 'self'",
+        "connect-src 'self'",  # fetch, XHR and sendBeacon: ipinfo.io and analytics stay unsent
+        "script-src 'self'",
+        "worker-src 'self'",
+        "style-src 'self' 'unsafe-inline'",  # Netron's index.html carries an inline <style>
+        "img-src 'self' data: blob:",
+        "font-src 'self' data:",
+        "frame-src 'self'",
+        "object-src 'none'",
+        "base-uri 'none'",
+        "form-action 'none'",
+    )
+)
 
 
 def require_netron() -> Any:
@@ -87,7 +112,6 @@ class Served:
     host: str
     port: int
     url: str
-    kind: str
     _stop: Any = field(default=None, repr=False)
 
     def stop(self) -> None:
@@ -106,17 +130,43 @@ _PAGE = """<!DOCTYPE html>
 """
 
 
-def _bootstrap_js() -> bytes:
-    return (resources.files("tlnetron") / "serve_bootstrap.js").read_bytes()
+@dataclass(frozen=True, slots=True)
+class _Site:
+    """Everything one server answers, fixed when it starts: route -> (content type, bytes)."""
+
+    routes: dict[str, tuple[str, bytes]]
+    app_dir: Path
+    app_files: frozenset[str]
+    hosts: frozenset[str]
+
+
+_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript", ".css": "text/css", ".json": "application/json",
+          ".png": "image/png", ".ico": "image/x-icon"}
+
+
+def _site(model: tuple[str, bytes], companion: tuple[str, bytes] | None, hosts: frozenset[str]) -> _Site:
+    files = {"model": model, **({"companion": companion} if companion is not None else {})}
+    listing = {k: {"url": f"/tlnetron/data/{k}", "name": name} for k, (name, _) in files.items()}
+    page = _PAGE.format(title=model[0].replace("&", "&amp;").replace("<", "&lt;")).encode()
+    routes = {
+        "/": (_TYPES[".html"], page),
+        "/index.html": (_TYPES[".html"], page),
+        "/tlnetron/bootstrap.js": (_TYPES[".js"], (resources.files("tlnetron") / "serve_bootstrap.js").read_bytes()),
+        "/tlnetron/files.json": (_TYPES[".json"], json.dumps(listing).encode()),
+        **{f"/tlnetron/data/{k}": (_TYPES[".json"], data) for k, (_, data) in files.items()},
+    }
+    app_dir = _netron_dir()
+    # Only the app's own top-level files are reachable: no path is ever joined onto a folder.
+    app_files = frozenset(p.name for p in app_dir.iterdir() if p.is_file() and p.suffix in _TYPES)
+    return _Site(routes, app_dir, app_files, hosts)
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
     server_version = "tlnetron"
-    files: dict[str, tuple[str, bytes]] = {}
-    page: bytes = b""
-    app_dir: Path = Path(".")
+    sys_version = ""
+    site: _Site
 
-    def log_message(self, format: str, *args: Any) -> None:  # quiet
+    def log_message(self, format: str, *args: Any) -> None:  # quiet: the terminal is the user's
         return
 
     def _send(self, code: int, ctype: str, body: bytes) -> None:
@@ -124,73 +174,124 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Cache-Control", "no-store")
+        self.send_header("Content-Security-Policy", CONTENT_SECURITY_POLICY)
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.send_header("Referrer-Policy", "no-referrer")
+        self.send_header("Cross-Origin-Resource-Policy", "same-origin")
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
 
-    def do_HEAD(self) -> None:
+    def _refuse(self, code: int, why: str) -> None:
+        self.close_connection = True
+        self._send(code, "text/plain; charset=utf-8", f"{code} {why}\n".encode())
+
+    def do_HEAD(self) -> None:  # noqa: N802
         self.do_GET()
 
-    def do_GET(self) -> None:
-        path = urllib.parse.unquote(urllib.parse.urlparse(self.path).path)
+    def do_GET(self) -> None:  # noqa: N802
+        try:
+            self._answer()
+        except (BrokenPipeError, ConnectionResetError, TimeoutError):
+            self.close_connection = True
+        except Exception:  # noqa: BLE001  (a bug of ours still must not print a traceback)
+            self.close_connection = True
+            try:
+                self._refuse(500, "internal error")
+            except OSError:
+                pass
+
+    def _answer(self) -> None:
+        site = self.site
+        if self.headers.get("Host", "").lower() not in site.hosts:
+            return self._refuse(403, "this server answers only " + " or ".join(sorted(site.hosts)))
+        if len(self.path) > MAX_TARGET:
+            return self._refuse(414, "request target too long")
+        if not self.path.startswith("/"):  # absolute-form would name a host of its own
+            return self._refuse(400, "malformed request target")
+        try:
+            path = urllib.parse.unquote(urllib.parse.urlsplit(self.path).path, errors="strict")
+        except (ValueError, UnicodeDecodeError):
+            return self._refuse(400, "malformed request target")
+        if any(c < " " or c in "\x7f\\" for c in path):
+            return self._refuse(400, "malformed request target")
         if path == "/favicon.ico":
             path = "/netron/favicon.ico"
-        if path in ("/", "/index.html"):
-            return self._send(200, "text/html; charset=utf-8", self.page)
-        if path == "/tlnetron/bootstrap.js":
-            return self._send(200, "text/javascript", _bootstrap_js())
-        if path == "/tlnetron/files.json":
-            listing = {k: {"url": f"/tlnetron/data/{k}", "name": name} for k, (name, _) in self.files.items()}
-            return self._send(200, "application/json", json.dumps(listing).encode())
-        if path.startswith("/tlnetron/data/"):
-            key = path.rsplit("/", 1)[-1]
-            if key in self.files:
-                return self._send(200, "application/json", self.files[key][1])
-        if path.startswith("/netron/"):
-            base = self.app_dir
-            target = (base / path[len("/netron/"):]).resolve()
-            if target.is_file() and base in target.parents:
-                ctype = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
-                return self._send(200, ctype, target.read_bytes())
-        self._send(404, "text/plain", b"not found")
+        route = site.routes.get(path)
+        if route is not None:
+            return self._send(200, *route)
+        name = path[len("/netron/"):] if path.startswith("/netron/") else ""
+        if name in site.app_files:
+            return self._send(200, _TYPES[Path(name).suffix], (site.app_dir / name).read_bytes())
+        self._refuse(404, "not found")
 
 
-def _start_companion_server(model: tuple[str, bytes], companion: tuple[str, bytes] | None) -> Served:
-    files = {"model": model}
-    if companion is not None:
-        files["companion"] = companion
-    handler = type(
-        "_BoundHandler",
-        (_Handler,),
-        {"files": files, "page": _PAGE.format(title=model[0]).encode(), "app_dir": _netron_dir()},
-    )
-    httpd = http.server.ThreadingHTTPServer((LOOPBACK, 0), handler)
-    httpd.daemon_threads = True
+class _Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        return  # a client that hung up or sent garbage is not the user's concern
+
+
+def _bind_address(host: str) -> tuple[str, bool]:
+    """The address to bind for ``host`` (an IP literal or "localhost") and whether it is loopback."""
+    try:
+        ip = ipaddress.ip_address("127.0.0.1" if host == "localhost" else host)
+    except ValueError:
+        raise TlnetronError(
+            ErrorCode.SERVE_ADDRESS_UNAVAILABLE,
+            f"host {host!r} is not an IP address.",
+            where="host",
+            remedy="use 127.0.0.1 (the default: this machine only), or one of this machine's own IP addresses.",
+        ) from None
+    if ip.is_unspecified:
+        raise TlnetronError(
+            ErrorCode.SERVE_ADDRESS_UNAVAILABLE,
+            f"host {host!r} would answer on every network interface.",
+            where="host",
+            remedy="name one address: 127.0.0.1 (the default), or the one address other machines should reach.",
+        )
+    return str(ip), ip.is_loopback
+
+
+def _start_server(model: tuple[str, bytes], companion: tuple[str, bytes] | None, host: str, port: int) -> Served:
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise TlnetronError(ErrorCode.SERVE_ADDRESS_UNAVAILABLE, f"port {port!r} is not a port number.", where="port",
+                            remedy="use a port from 1 to 65535, or 0 (the default) for any free one.")
+    address, loopback = _bind_address(host)
+    server_class = type("_Server6" if ":" in address else "_Server4", (_Server,),
+                        {"address_family": socket.AF_INET6 if ":" in address else socket.AF_INET})
+    handler: type[_Handler] = type("_BoundHandler", (_Handler,), {})
+    try:
+        httpd = server_class((address, port), handler)
+    except OSError as exc:
+        taken = exc.errno in (errno.EADDRINUSE, errno.EACCES)
+        raise TlnetronError(
+            ErrorCode.SERVE_ADDRESS_UNAVAILABLE,
+            f"cannot serve on {address}:{port} ({exc.strerror or exc}).",
+            where=f"{address}:{port}",
+            remedy=("choose another port, or 0 for any free one." if taken
+                    else "use 127.0.0.1, or an address this machine has (ip addr lists them)."),
+        ) from None
+    bound_port = int(httpd.server_address[1])
+    netloc = f"[{address}]:{bound_port}" if ":" in address else f"{address}:{bound_port}"
+    hosts = {netloc}
+    if loopback:
+        hosts.add(f"localhost:{bound_port}")  # browsers resolve localhost to loopback only
+    handler.site = _site(model, companion, frozenset(hosts))
     thread = threading.Thread(target=httpd.serve_forever, name="tlnetron-serve", daemon=True)
     thread.start()
-    host, port = str(httpd.server_address[0]), int(httpd.server_address[1])
 
     def stop() -> None:
         httpd.shutdown()
         httpd.server_close()
         thread.join(timeout=5)
 
-    return Served(host, port, f"http://{host}:{port}/", "tlnetron-companion-page", stop)
-
-
-def _start_netron_server(name: str, data: bytes) -> Served:
-    netron = require_netron()
-    # netron.serve also answers /data/<file> from the model's folder: give it an empty
-    # private folder so nothing but the artifact is ever served.
-    folder = tempfile.mkdtemp(prefix="tlnetron-serve-")
-    address = netron.serve(os.path.join(folder, name), bytearray(data), address=(LOOPBACK, 0), browse=False)
-    host, port = address[0], int(address[1])
-
-    def stop() -> None:
-        netron.stop(address)
-        shutil.rmtree(folder, ignore_errors=True)
-
-    return Served(host, port, f"http://{host}:{port}/", "netron.serve", stop)
+    if not loopback:
+        warn(WarningCode.SERVE_BEYOND_LOOPBACK,
+             f"serving on {netloc}: anyone who can reach this address can read the model. "
+             "Remedy: serve on 127.0.0.1 (the default) and forward the port over ssh.")
+    return Served(address, bound_port, f"http://{netloc}/", stop)
 
 
 def _in_notebook() -> bool:
@@ -209,7 +310,7 @@ def _show(served: Served, browse: bool) -> None:
         webbrowser.open(served.url)
 
 
-def _check_companion_signature(name: str, data: bytes) -> None:
+def _companion_object(name: str, data: bytes) -> dict[str, Any]:
     try:
         obj = json.loads(data)
     except ValueError:
@@ -221,21 +322,37 @@ def _check_companion_signature(name: str, data: bytes) -> None:
             where=name,
             remedy="pass the <stem>.attachment.json file tlnetron wrote beside the artifact.",
         )
+    return obj
 
 
 def serve_bytes(
-    model: tuple[str, bytes], companion: tuple[str, bytes] | None, *, browse: bool = True
+    model: tuple[str, bytes],
+    companion: tuple[str, bytes] | None,
+    *,
+    browse: bool = True,
+    host: str = LOOPBACK,
+    port: int = 0,
 ) -> Served:
-    """Serve an artifact (and companion) on 127.0.0.1 with an ephemeral port and show it."""
+    """Serve an artifact (and companion) and show it.
+
+    Args:
+        model: the artifact's file name and bytes.
+        companion: the companion's file name and bytes, or None.
+        browse: open a browser tab (a notebook shows an iframe instead).
+        host: the address to bind: 127.0.0.1 (default) or another IP address of this machine.
+        port: the port; 0 (default) picks a free one.
+
+    Raises:
+        TlnetronError: ``netron_serve_unavailable``, ``netron_attachment_invalid``,
+            ``serve_address_unavailable``.
+    """
     require_netron()
     gate = netron_age_gate()
     if gate:
         print(f"tlnetron: warning: {gate}", file=sys.stderr)
     if companion is not None:
-        _check_companion_signature(*companion)
-        served = _start_companion_server(model, companion)
-    else:
-        served = _start_netron_server(*model)
+        _companion_object(*companion)
+    served = _start_server(model, companion, host, port)
     _show(served, browse)
     return served
 
@@ -250,8 +367,10 @@ def serve_result(result: Any, *, browse: bool = True) -> Any:
     return replace(result, url=served.url, server=served)
 
 
-def serve_files(artifact: Path, companion: Path | None, *, browse: bool = True) -> Any:
-    """Serve files from disk (``tlnetron serve``)."""
+def serve_files(
+    artifact: Path, companion: Path | None, *, browse: bool = True, host: str = LOOPBACK, port: int = 0
+) -> Any:
+    """Serve files from disk (``tlnetron serve``); see :func:`serve_bytes` for the arguments."""
     from .api import ExportResult
 
     try:
@@ -264,7 +383,8 @@ def serve_files(artifact: Path, companion: Path | None, *, browse: bool = True) 
             where=str(exc.filename),
             remedy="pass the path of an artifact written by tlnetron export.",
         ) from exc
-    served = serve_bytes((artifact.name, data), (companion.name, cdata) if companion and cdata is not None else None, browse=browse)
+    pair = (companion.name, cdata) if companion is not None and cdata is not None else None
+    served = serve_bytes((artifact.name, data), pair, browse=browse, host=host, port=port)
     return ExportResult(
         artifact=artifact, companion=companion, granularity="", node_count=0, edge_count=0,
         typed_edge_count=0, function_count=0, warnings=(), seconds=0.0, url=served.url, server=served,

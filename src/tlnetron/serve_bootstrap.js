@@ -1,6 +1,7 @@
 // tlnetron: hand the model, then the companion, to Netron's unmodified web app as file drops
 // (what a person does by hand). Netron registers its drop handler only on its welcome screen,
-// so we wait for it, drop the model, wait for the graph, then drop the companion.
+// after its cookie notice (if shown) was accepted, so we wait for that handler, drop the
+// model, wait for the graph, then drop the companion.
 (async () => {
     const frame = document.getElementById('netron');
     const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -18,28 +19,53 @@
         }
         return false;
     };
-    const body = () => frame.contentDocument && frame.contentDocument.body;
-    const has = (name) => body() && body().classList.contains(name);
+    const doc = () => frame.contentDocument;
+    const has = (name) => doc().body.classList.contains(name);
+    // Netron sets the picker's accept list in the same task that registers its drop handler.
+    const ready = () => doc().getElementById('open-file-dialog').hasAttribute('accept') &&
+        has('welcome') && !has('spinner') && !has('notification') && !has('alert') && !has('message');
+    const consentShown = () => has('notification') && /cookies/.test(doc().getElementById('message-text').innerText);
+    // Netron stores the Accept click in a cookie for the parent domain, which browsers reject
+    // on 127.0.0.1; record the person's own click for this origin so a reload does not ask again.
+    const rememberConsent = () => {
+        if (!/(^|;\s*)consent=/.test(document.cookie)) {
+            document.cookie = `consent=${Date.now()}; path=/; max-age=${30 * 24 * 3600}; SameSite=Strict`;
+        }
+    };
     const drop = async (entry) => {
-        const response = await fetch(entry.url);
-        const blob = await response.blob();
+        const blob = await (await fetch(entry.url)).blob();
         const w = frame.contentWindow;
-        const file = new w.File([blob], entry.name, { type: 'application/json' });
         const transfer = new w.DataTransfer();
-        transfer.items.add(file);
-        const event = new w.DragEvent('drop', { dataTransfer: transfer, bubbles: true, cancelable: true });
-        body().dispatchEvent(event);
+        transfer.items.add(new w.File([blob], entry.name, { type: 'application/json' }));
+        doc().body.dispatchEvent(new w.DragEvent('drop', { dataTransfer: transfer, bubbles: true, cancelable: true }));
     };
     const files = await (await fetch('/tlnetron/files.json')).json();
-    // The welcome screen (drop handler registered) shows after the consent click, if any.
-    if (!await until(() => has('welcome') && !has('spinner') && !has('alert') && !has('message'), 24 * 3600 * 1000)) {
+    let asked = false;
+    const day = 24 * 3600 * 1000;
+    if (!await until(() => {
+        asked = asked || consentShown();
+        return ready();
+    }, day)) {
         return;
     }
-    await drop(files.model);
-    const drawn = () => has('default') && frame.contentDocument.querySelector('#canvas[viewBox]');
-    if (!await until(drawn, 10 * 60 * 1000) || !files.companion) {
+    if (asked) {
+        rememberConsent();
+    }
+    const loading = () => has('spinner') || has('default') || has('alert');
+    for (let attempt = 0; attempt < 5; attempt++) {
+        await drop(files.model);
+        if (await until(loading, 2000)) {
+            break;
+        }
+    }
+    const drawn = () => has('default') && doc().querySelector('#canvas[viewBox]');
+    if (!await until(drawn, 10 * 60 * 1000)) {
+        return;
+    }
+    document.title = document.title + ' + model';
+    if (!files.companion) {
         return;
     }
     await drop(files.companion);
-    document.title = document.title + ' + companion';
+    document.title = document.title.replace(/ \+ model$/, ' + companion');
 })();

@@ -103,6 +103,7 @@ AGE_GATE_TEXT = "Please update to the newest version."
 LAYOUT_NOTICE_TEXT = "This large graph layout might take a very long time to complete."
 FUNCTION_ITEM_TITLE = "Show Function Definition"
 
+_CSP_REFUSAL = re.compile(r"(?:Refused to (?:connect to|load)|Connecting to) '([^']+)'.* violates the following Content Security Policy")
 _META_DATE = re.compile(r'(<meta name="date" content=")([^"]*)(">)')
 
 
@@ -559,11 +560,19 @@ class NetronBrowser:
     def version(self) -> str:
         return str(self._browser.version) if self._browser is not None else ""
 
-    def new_page(self, *, consent: str = "cookie", timeout: float | None = None) -> NetronPage:
-        """A fresh browser context + page (own cookies); close it (or use ``with``) when done."""
+    def new_page(
+        self, *, consent: str = "cookie", consent_delay: float = 0.0, timeout: float | None = None
+    ) -> NetronPage:
+        """A fresh browser context + page (own cookies); close it (or use ``with``) when done.
+
+        ``consent="click"`` clicks the cookie notice's Accept button once it has been on
+        screen for ``consent_delay`` seconds, as a person reading it would.
+        """
         if self._browser is None:
             raise NetronDriverError("browser not started")
-        page = NetronPage(self, consent=consent, timeout=self.timeout if timeout is None else timeout)
+        page = NetronPage(
+            self, consent=consent, consent_delay=consent_delay, timeout=self.timeout if timeout is None else timeout
+        )
         self._pages.append(page)
         return page
 
@@ -582,11 +591,21 @@ def _is_loopback(url: str) -> bool:
 class NetronPage:
     """One tab showing Netron.  Readers return plain Python data of what a person sees."""
 
-    def __init__(self, browser: NetronBrowser, *, consent: str = "cookie", timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(
+        self,
+        browser: NetronBrowser,
+        *,
+        consent: str = "cookie",
+        consent_delay: float = 0.0,
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> None:
         if consent not in ("cookie", "click", "none"):
             raise ValueError("consent must be 'cookie', 'click' or 'none'")
         self._owner = browser
         self.consent = consent
+        self.consent_delay = consent_delay
+        self.consent_clicks = 0  # Accept clicks made on this page
+        self._consent_seen: float | None = None
         self.timeout = timeout
         self.reaction_timeout = REACTION_TIMEOUT
         self.render_seconds: float | None = None
@@ -661,12 +680,25 @@ class NetronPage:
     def console_messages(self) -> list[dict[str, Any]]:
         return list(self._console)
 
+    def csp_refused(self) -> list[str]:
+        """URLs the page's Content-Security-Policy stopped before any request was made."""
+        out = []
+        for m in self._console:
+            found = _CSP_REFUSAL.match(m["text"]) if m["type"] == "error" else None
+            if found:
+                out.append(found.group(1))
+        return out
+
     def console_errors(self) -> list[str]:
-        """Console errors and uncaught page errors, minus the failures of requests *we* aborted."""
+        """Console errors and uncaught page errors, minus the failures of requests *we* aborted
+        and the requests to other hosts a Content-Security-Policy refused (see :meth:`csp_refused`)."""
         blocked = set(self._blocked)
         out = []
         for m in self._console:
             if m["type"] not in ("error", "pageerror"):
+                continue
+            found = _CSP_REFUSAL.match(m["text"]) if m["type"] == "error" else None
+            if found and not _is_loopback(found.group(1)):
                 continue
             if m["type"] == "error" and m["text"].startswith("Failed to load resource") and (
                 m["url"] in blocked or not _is_loopback(m["url"])
@@ -741,7 +773,13 @@ class NetronPage:
                 )
             if message.startswith(CONSENT_TEXT):
                 if self.consent == "click":
+                    now = time.monotonic()
+                    self._consent_seen = self._consent_seen if self._consent_seen is not None else now
+                    if now - self._consent_seen < self.consent_delay:
+                        return True  # a person is still reading the notice
                     self._root.locator("#message-button").click()
+                    self._consent_seen = None
+                    self.consent_clicks += 1
                     return True
                 raise ConsentGateError(
                     f"Netron waits for the cookie-consent 'Accept' click while {what} "
@@ -925,6 +963,21 @@ class NetronPage:
         self._wait(what, done, timeout)
         self.render_seconds = time.monotonic() - t0
         return self.render_seconds
+
+    def reload(self, *, timeout: float | None = None) -> float:
+        """Reload the page as a person does (F5) and wait until a graph is drawn again.
+
+        Cookies the page set stay; none is seeded. Returns seconds from reload to drawn.
+        """
+        t0 = time.monotonic()
+        self.page.reload(wait_until="load")
+
+        def done(state: dict[str, Any]) -> bool:
+            classes = state["classes"].split()
+            return "default" in classes and "spinner" not in classes and bool(state["viewBox"])
+
+        self._wait(f"reloading {self.origin}", done, timeout)
+        return time.monotonic() - t0
 
     def title(self) -> str:
         """The top-level page's ``document.title``."""

@@ -1,9 +1,13 @@
 """``tlnetron.serve``: what a person gets from ``serve=True`` / ``tlnetron serve``, in the real Netron.
 
-* With a companion, tlnetron's own loopback page runs Netron's unmodified app in
-  ``<iframe id="netron">`` and drops the model, then the companion, into it: the
-  companion's rows must show in the sidebar with no manual step.
-* Without one (``path=None``), the artifact is served from memory by ``netron.serve``.
+* tlnetron's own loopback page runs Netron's unmodified app in ``<iframe id="netron">``
+  and drops the model, then the companion, into it: the companion's rows must show in the
+  sidebar with no manual step. Without a companion (``path=None``) the model alone.
+* Every page is opened as a first-time visitor: a fresh browser context with no cookie,
+  whose cookie notice is read for a few seconds (or clicked at once) before Accept; a
+  reload draws it again without asking.
+* The page makes no request to any host but 127.0.0.1: the requests Netron tries (its
+  location lookup, its analytics) are refused inside the browser by the page's policy.
 * Every server is stopped at the end and its port no longer accepts connections.
 """
 
@@ -24,14 +28,16 @@ from typing import Any
 import pytest
 
 import tlnetron
-from netron_driver import NetronPage
+from netron_driver import NetronBrowser, NetronPage
 from test_artifacts import check_drawn_body, check_node_sidebar, companion_rows, export_quietly, op_boxes
 from tlnetron.serve import serve_files
 
 pytestmark = pytest.mark.e2e
 
 COMPANION_SUFFIX = "+ companion"
+MODEL_SUFFIX = "+ model"
 FRAME = "#netron"
+READING_SECONDS = 4.0  # how long a person looks at the cookie notice before clicking Accept
 
 
 # --------------------------------------------------------------------------- helpers
@@ -103,14 +109,39 @@ def stop_later() -> Iterator[list[Any]]:
         server.stop()
 
 
+@pytest.fixture
+def visitor(netron_browser: NetronBrowser) -> Iterator[Any]:
+    """``visitor(delay)``: a first-time visitor's page (fresh context, no cookie) who reads
+    the cookie notice for ``delay`` seconds before clicking Accept."""
+    pages: list[NetronPage] = []
+
+    def new(delay: float) -> NetronPage:
+        page = netron_browser.new_page(consent="click", consent_delay=delay, timeout=60)
+        pages.append(page)
+        return page
+
+    yield new
+    for page in pages:
+        page.close()
+
+
+def check_stays_on_loopback(netron: NetronPage) -> None:
+    """Nothing left for another host; what Netron tried was refused by the page's policy."""
+    assert netron.blocked_requests() == []  # no request to another host ever left the browser
+    refused = netron.csp_refused()
+    assert all(urllib.parse.urlsplit(u).hostname not in ("127.0.0.1", "localhost") for u in refused), refused
+
+
 def check_companion_page(netron: NetronPage, artifact: Path, companion: Path, url: str) -> None:
     """The served page shows the graph, then the companion's rows, with no manual step."""
     model = json.loads(artifact.read_text("utf-8"))
     attachment = json.loads(companion.read_text("utf-8"))
     graph = model["graph"]
+    assert netron._context.cookies() == []  # a first visit
     netron.open_url(url, frame=FRAME)
     title = netron.wait_title(COMPANION_SUFFIX)
     assert title.startswith(artifact.name)
+    assert netron.consent_clicks == 1, "the cookie notice was shown and accepted once"
     check_drawn_body(netron, graph, f"served {artifact.name}")
 
     op = next(n for n in graph["node"] if "overload" not in n)
@@ -129,27 +160,39 @@ def check_companion_page(netron: NetronPage, artifact: Path, companion: Path, ur
     check_node_sidebar(netron, model, inner, attachment, "served page, drilled in")
     netron.go_up()
     assert console_errors_except_favicon(netron) == []
-    assert all("analytics.google.com" in u for u in netron.blocked_requests())
+    check_stays_on_loopback(netron)
+
+    # A reload (and every one after it) draws the model and companion again, without asking.
+    for _ in range(2):
+        netron.reload()
+        assert netron.wait_title(COMPANION_SUFFIX).startswith(artifact.name)
+        assert netron.consent_clicks == 1, "the notice came back after Accept"
+        props = rows_once_attached(netron, op["name"])
+        assert props.get("Metrics") == companion_rows(attachment, "metrics", "node", op["name"]), props
+    check_stays_on_loopback(netron)
 
 
 # --------------------------------------------------------------------------- tests
 
 
-def test_serve_files_drops_the_companion(netron: NetronPage, demo_log: Any, tmp_path: Path, stop_later: list[Any]) -> None:
+def test_serve_files_drops_the_companion(visitor: Any, demo_log: Any, tmp_path: Path, stop_later: list[Any]) -> None:
+    """A person who reads the cookie notice for a few seconds before Accept still gets both files."""
+    netron = visitor(READING_SECONDS)
     exported = export_quietly(demo_log, tmp_path / "demo.onnx.json")
     assert exported.companion is not None
     served = serve_files(exported.artifact, exported.companion, browse=False)  # type: ignore[arg-type]
     stop_later.append(served.server)
     host, port = host_port(served.url)
-    assert served.server.kind == "tlnetron-companion-page"
     check_companion_page(netron, exported.artifact, exported.companion, served.url)  # type: ignore[arg-type]
     served.server.stop()
     assert port_closed(host, port), f"{host}:{port} still accepts connections after stop()"
 
 
 def test_export_serve_true_opens_the_companion_page(
-    netron: NetronPage, demo_log: Any, tmp_path: Path, no_browser: list[str], stop_later: list[Any]
+    visitor: Any, demo_log: Any, tmp_path: Path, no_browser: list[str], stop_later: list[Any]
 ) -> None:
+    """Accept clicked at once."""
+    netron = visitor(0.0)
     result = export_quietly(demo_log, tmp_path / "demo.onnx.json", serve=True)
     stop_later.append(result)
     assert result.url is not None and result.companion is not None and result.artifact is not None
@@ -160,7 +203,8 @@ def test_export_serve_true_opens_the_companion_page(
     assert port_closed(host, port), f"{host}:{port} still accepts connections after result.stop()"
 
 
-def test_export_serve_memory_only(netron: NetronPage, demo_log: Any, no_browser: list[str], stop_later: list[Any]) -> None:
+def test_export_serve_memory_only(visitor: Any, demo_log: Any, no_browser: list[str], stop_later: list[Any]) -> None:
+    netron = visitor(READING_SECONDS)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", tlnetron.TlnetronWarning)
         result = tlnetron.export(demo_log, None, serve=True)
@@ -169,7 +213,9 @@ def test_export_serve_memory_only(netron: NetronPage, demo_log: Any, no_browser:
     assert result.url is not None and no_browser == [result.url]
     host, port = host_port(result.url)
     model = json.loads(result.artifact_json)
-    netron.open_url(result.url)  # netron.serve's own page: the app is the page
+    netron.open_url(result.url, frame=FRAME)
+    assert netron.wait_title(MODEL_SUFFIX).startswith("model.onnx.json")
+    assert netron.consent_clicks == 1
     check_drawn_body(netron, model["graph"], "memory-only serve")
     assert len(op_boxes(netron)) == result.node_count
     props = netron.open_model_properties()
@@ -177,6 +223,9 @@ def test_export_serve_memory_only(netron: NetronPage, demo_log: Any, no_browser:
     assert "Metrics" not in props  # no companion
     assert not netron.title().endswith(COMPANION_SUFFIX)
     assert console_errors_except_favicon(netron) == []
+    netron.reload()
+    assert netron.wait_title(MODEL_SUFFIX) and netron.consent_clicks == 1
+    check_stays_on_loopback(netron)
     result.stop()
     assert port_closed(host, port), f"{host}:{port} still accepts connections after result.stop()"
 
