@@ -18,7 +18,7 @@ from typing import Any
 
 import onnx
 
-from ._generated.vocab import BUFFER_POLICY, GRANULARITY, ErrorCode, Granularity, WarningCode
+from ._generated.vocab import ErrorCode, Granularity, WarningCode
 from .companion import build_companion, companion_bytes, iter_nodes
 from .errors import TlnetronError, warn
 from .facts import bytes_text, flops_text
@@ -26,6 +26,7 @@ from .ir import TraceIR
 from .metadata import encode_metadata, model_metadata
 from .nodes import input_names_memo_clear
 from .onnx_build import DISCLAIMER, build_model
+from .options import check_options
 from .progress import PROGRESS_STAGES, Progress, Steps
 from .projection import ELEM_TYPES, PGraph, Projection, shape_text
 from .reader import read_trace
@@ -83,86 +84,6 @@ def _version() -> str:
     from . import __version__
 
     return __version__
-
-
-def _check_options(
-    path: Any, granularity: Any, depth: Any, show_buffers: Any, attachment: Any, serve: Any
-) -> Path | None:
-    if not isinstance(granularity, str) or granularity not in GRANULARITY:
-        raise TlnetronError(
-            ErrorCode.INVALID_GRANULARITY,
-            f"granularity={granularity!r} is not one of {', '.join(GRANULARITY)}.",
-            where="granularity",
-            remedy='use granularity="module" (the architecture diagram), "op" or "rolled".',
-        )
-    if not isinstance(show_buffers, str) or show_buffers not in BUFFER_POLICY:
-        raise TlnetronError(
-            ErrorCode.INVALID_BUFFER_POLICY,
-            f"show_buffers={show_buffers!r} is not one of {', '.join(BUFFER_POLICY)}.",
-            where="show_buffers",
-            remedy='use show_buffers="meaningful" (default), "never" or "always".',
-        )
-    if depth is not None:
-        if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
-            raise TlnetronError(
-                ErrorCode.INVALID_DEPTH,
-                f"depth={depth!r} is not a positive integer.",
-                where="depth",
-                remedy="pass depth=1 (the top-level modules), 2, ... or leave it out.",
-            )
-        if granularity != Granularity.MODULE:
-            raise TlnetronError(
-                ErrorCode.DEPTH_NOT_APPLICABLE,
-                f'depth={depth} applies only to granularity="module", not {granularity!r}.',
-                where="depth",
-                remedy='drop depth=, or use granularity="module".',
-            )
-    if attachment is not None and not isinstance(attachment, bool):
-        raise TlnetronError(
-            ErrorCode.INVALID_OPTION,
-            f"attachment={attachment!r} must be None, True or False.",
-            where="attachment",
-            remedy="use attachment=None (default: write it beside a file), True (demand it) or False (never).",
-        )
-    if not isinstance(serve, bool):
-        raise TlnetronError(ErrorCode.INVALID_OPTION, f"serve={serve!r} must be True or False.", where="serve", remedy="use serve=True or leave it out.")
-    if path is None:
-        if attachment is True:
-            raise TlnetronError(
-                ErrorCode.ATTACHMENT_NEEDS_PATH,
-                "attachment=True needs a file for the companion to sit beside, but path is None.",
-                where="attachment",
-                remedy='pass a path ("model.onnx.json"), or leave attachment at its default for the memory-only serve.',
-            )
-        if not serve:
-            raise TlnetronError(
-                ErrorCode.INVALID_OPTION,
-                "nothing to do: no path to write and serve=False.",
-                where="path",
-                remedy='pass a path such as "model.onnx.json", or serve=True.',
-            )
-        return None
-    if not isinstance(path, (str, os.PathLike)):
-        raise TlnetronError(ErrorCode.INVALID_PATH, f"path={path!r} is not a file path.", where="path", remedy='pass a path such as "model.onnx.json".')
-    p = Path(os.fspath(path))
-    if not p.name.lower().endswith(".json") or p.name.lower().endswith(".attachment.json"):
-        raise TlnetronError(
-            ErrorCode.INVALID_PATH,
-            f"{str(p)!r} does not end in .json (or ends in .attachment.json, the companion's name).",
-            where=str(p),
-            remedy=f'name the artifact like "{p.stem or "model"}.onnx.json": Netron reads ONNX JSON by that ending.',
-        )
-    if p.is_dir():
-        raise TlnetronError(ErrorCode.INVALID_PATH, f"{str(p)!r} is a directory.", where=str(p), remedy="pass a file path inside it, e.g. its_folder/model.onnx.json.")
-    parent = p.parent if str(p.parent) else Path(".")
-    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
-        raise TlnetronError(
-            ErrorCode.DESTINATION_UNWRITABLE,
-            f"the folder {str(parent)!r} does not exist or is not writable.",
-            where=str(parent),
-            remedy="create the folder first, or choose one you can write to.",
-        )
-    return p
 
 
 def _project(
@@ -482,7 +403,7 @@ def export(
             ``not_a_trace``, ``netron_attachment_invalid``, ``invalid_baseline``,
             ``baseline_refused``, ``netron_serve_unavailable``, ...). Nothing is written.
     """
-    p = _check_options(path, granularity, depth, show_buffers, attachment, serve)
+    p = check_options(path, granularity, depth, show_buffers, attachment, serve)
     if serve:
         from .serve import require_netron
 

@@ -8,51 +8,106 @@ is raised before anything is written, so an existing file stays as it was.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeAlias
 
 from ._generated.vocab import ERROR_CODE, VALIDATION_CODE, WARNING_CODE
 
-__all__ = ["Problem", "TlnetronError", "TlnetronWarning", "warn"]
+__all__ = ["Opt", "Problem", "Text", "TlnetronError", "TlnetronWarning", "warn"]
+
+
+@dataclass(frozen=True, slots=True)
+class Opt:
+    """An option of ``tlnetron.export`` named in a refusal, spelt for whoever reads it.
+
+    ``str(opt)`` is the Python spelling (``granularity="module"``, ``depth=1``, ``depth=``
+    for the option alone); the command line spells the same option its own way
+    (``--granularity module``, ``--depth N``: ``tlnetron.cli``), so one refusal reads right
+    to both.
+
+    Attributes:
+        keyword: the keyword of ``tlnetron.export`` (``path`` included).
+        value: the value named, or ``...`` for the option alone.
+    """
+
+    keyword: str
+    value: object = ...
+
+    def __str__(self) -> str:
+        if self.value is ...:
+            return f"{self.keyword}="
+        value = self.value
+        if isinstance(value, str) and value.isprintable() and '"' not in value and "\\" not in value:
+            return f'{self.keyword}="{value}"'
+        return f"{self.keyword}={value!r}"
+
+
+Text: TypeAlias = "str | tuple[str | Opt, ...]"
+"""A refusal's message or remedy: plain text, or text with the options it names as
+:class:`Opt` parts (spelt when the text is shown)."""
+
+
+def _spelt(text: Text, spell: Callable[[Opt], str]) -> str:
+    if isinstance(text, str):
+        return text
+    return "".join(part if isinstance(part, str) else spell(part) for part in text)
 
 
 class TlnetronError(Exception):
     """A typed refusal: ``code`` is stable, the message says what, where and the remedy.
 
+    ``str(error)`` is ``[code] message Remedy: remedy``, with options spelt as Python
+    keywords; :meth:`text` spells them another way (the command line's flags).
+
     Attributes:
         code: a member of the ``error_code`` vocabulary.
         where: what the problem is about (a keyword, a path, a companion row), or "".
-        remedy: what to do instead, or "".
+        remedy: what to do instead, or "" (options spelt as Python keywords).
         problems: for validation refusals, every problem found.
     """
 
     def __init__(
         self,
         code: str,
-        message: str,
+        message: Text,
         *,
         where: str = "",
-        remedy: str = "",
+        remedy: Text = "",
         problems: tuple[Problem, ...] = (),
     ) -> None:
         if code not in ERROR_CODE:
             raise AssertionError(f"unknown error code {code!r}")  # a bug in tlnetron
         self.code = code
         self.where = where
-        self.remedy = remedy
+        self._message = message
+        self._remedy = remedy
+        self.remedy = _spelt(remedy, str)
         self.problems = problems
-        text = f"[{code}] {message}"
+        super().__init__(self.text())
+
+    def text(self, spell: Callable[[Opt], str] = str) -> str:
+        """The refusal's line, ``[code] message Remedy: remedy``, each :class:`Opt` spelt by ``spell``."""
+        text = f"[{self.code}] {_spelt(self._message, spell)}"
+        remedy = _spelt(self._remedy, spell)
         if remedy:
             text += f" Remedy: {remedy}"
-        super().__init__(text)
+        return text
 
 
 class TlnetronWarning(UserWarning):
-    """A warning with a stable ``code`` from the ``warning_code`` vocabulary."""
+    """A warning with a stable ``code`` from the ``warning_code`` vocabulary.
+
+    Attributes:
+        code: a member of the ``warning_code`` vocabulary.
+        message: what the warning says (``str(warning)`` is ``[code] message``).
+    """
 
     def __init__(self, code: str, message: str) -> None:
         if code not in WARNING_CODE:
             raise AssertionError(f"unknown warning code {code!r}")
         self.code = code
+        self.message = message
         super().__init__(f"[{code}] {message}")
 
 

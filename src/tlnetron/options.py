@@ -1,0 +1,134 @@
+"""Stage 0: the export's options, checked before anything is read.
+
+:func:`check_options` is the check :func:`tlnetron.export` runs first; the command line
+runs the same check before it imports torch or loads a saved trace, so a mistyped option is
+refused in a fraction of a second, with the same code. This module imports neither onnx
+nor torch.
+
+Refusals name options as :class:`~tlnetron.errors.Opt` parts: Python callers read
+``granularity="module"``, the command line reads ``--granularity module``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ._generated.vocab import BUFFER_POLICY, GRANULARITY, ErrorCode, Granularity
+from .errors import Opt, TlnetronError
+
+__all__ = ["check_options"]
+
+
+def check_options(
+    path: object, granularity: object, depth: object, show_buffers: object, attachment: object, serve: object
+) -> Path | None:
+    """Check :func:`tlnetron.export`'s options (and the destination folder) before any work.
+
+    Returns:
+        The artifact's path, or None for the memory-only serve.
+
+    Raises:
+        TlnetronError: ``invalid_granularity``, ``invalid_buffer_policy``, ``invalid_depth``,
+            ``depth_not_applicable``, ``invalid_option``, ``attachment_needs_path``,
+            ``invalid_path`` or ``destination_unwritable``.
+    """
+    if not isinstance(granularity, str) or granularity not in GRANULARITY:
+        raise TlnetronError(
+            ErrorCode.INVALID_GRANULARITY,
+            (Opt("granularity", granularity), f" is not one of {', '.join(GRANULARITY)}."),
+            where="granularity",
+            remedy=(
+                "use ", Opt("granularity", "module"), " (the architecture diagram), ",
+                Opt("granularity", "op"), " or ", Opt("granularity", "rolled"), ".",
+            ),
+        )
+    if not isinstance(show_buffers, str) or show_buffers not in BUFFER_POLICY:
+        raise TlnetronError(
+            ErrorCode.INVALID_BUFFER_POLICY,
+            (Opt("show_buffers", show_buffers), f" is not one of {', '.join(BUFFER_POLICY)}."),
+            where="show_buffers",
+            remedy=(
+                "use ", Opt("show_buffers", "meaningful"), " (default), ",
+                Opt("show_buffers", "never"), " or ", Opt("show_buffers", "always"), ".",
+            ),
+        )
+    if depth is not None:
+        if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
+            raise TlnetronError(
+                ErrorCode.INVALID_DEPTH,
+                (Opt("depth", depth), " is not a positive integer."),
+                where="depth",
+                remedy=("pass ", Opt("depth", 1), " (the top-level modules), 2, ... or leave it out."),
+            )
+        if granularity != Granularity.MODULE:
+            raise TlnetronError(
+                ErrorCode.DEPTH_NOT_APPLICABLE,
+                (Opt("depth", depth), " applies only to ", Opt("granularity", "module"), ", not to ", Opt("granularity", granularity), "."),
+                where="depth",
+                remedy=("drop ", Opt("depth"), ", or use ", Opt("granularity", "module"), "."),
+            )
+    if attachment is not None and not isinstance(attachment, bool):
+        raise TlnetronError(
+            ErrorCode.INVALID_OPTION,
+            (Opt("attachment", attachment), " must be None, True or False."),
+            where="attachment",
+            remedy=(
+                "use ", Opt("attachment", None), " (default: write it beside a file), ",
+                Opt("attachment", True), " (demand it) or ", Opt("attachment", False), " (never).",
+            ),
+        )
+    if not isinstance(serve, bool):
+        raise TlnetronError(
+            ErrorCode.INVALID_OPTION,
+            (Opt("serve", serve), " must be True or False."),
+            where="serve",
+            remedy=("use ", Opt("serve", True), " or leave it out."),
+        )
+    if path is None:
+        if attachment is True:
+            raise TlnetronError(
+                ErrorCode.ATTACHMENT_NEEDS_PATH,
+                (Opt("attachment", True), " needs a file for the companion to sit beside, but there is none: ", Opt("path", None), "."),
+                where="attachment",
+                remedy=(
+                    "pass ", Opt("path", "model.onnx.json"), ", or leave ", Opt("attachment", None),
+                    " (the default) for the memory-only serve.",
+                ),
+            )
+        if not serve:
+            raise TlnetronError(
+                ErrorCode.INVALID_OPTION,
+                ("nothing to do: ", Opt("path", None), " and ", Opt("serve", False), "."),
+                where="path",
+                remedy=("pass ", Opt("path", "model.onnx.json"), ", or ", Opt("serve", True), "."),
+            )
+        return None
+    if not isinstance(path, (str, os.PathLike)):
+        raise TlnetronError(
+            ErrorCode.INVALID_PATH,
+            (Opt("path", path), " is not a file path."),
+            where="path",
+            remedy=("pass ", Opt("path", "model.onnx.json"), "."),
+        )
+    p = Path(os.fspath(path))
+    if not p.name.lower().endswith(".json") or p.name.lower().endswith(".attachment.json"):
+        raise TlnetronError(
+            ErrorCode.INVALID_PATH,
+            f"{str(p)!r} does not end in .json (or ends in .attachment.json, the companion's name).",
+            where=str(p),
+            remedy=f'name the artifact like "{p.stem or "model"}.onnx.json": Netron reads ONNX JSON by that ending.',
+        )
+    if p.is_dir():
+        raise TlnetronError(
+            ErrorCode.INVALID_PATH, f"{str(p)!r} is a directory.", where=str(p), remedy="pass a file path inside it, e.g. its_folder/model.onnx.json."
+        )
+    parent = p.parent if str(p.parent) else Path(".")
+    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        raise TlnetronError(
+            ErrorCode.DESTINATION_UNWRITABLE,
+            f"the folder {str(parent)!r} does not exist or is not writable.",
+            where=str(parent),
+            remedy="create the folder first, or choose one you can write to.",
+        )
+    return p
