@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 from ._generated.vocab import DIFF_STATUS, BaselineKind, ErrorCode, NodeMeta, NodeRole
-from .errors import TlnetronError
+from .errors import Opt, Placeholder, TlnetronError
 from .ir import DiffIR, DiffRow, TraceIR
 from .nodes import one_line
 from .projection import PFunction, PNode, Projection
@@ -36,9 +36,12 @@ def read_baseline(subject: Any, baseline: Any) -> tuple[tuple[str, str | dict[st
         if not baseline.strip():
             raise TlnetronError(
                 ErrorCode.INVALID_BASELINE,
-                "baseline is an empty string.",
+                (Opt("baseline", baseline), " is an empty string."),
                 where="baseline",
-                remedy="pass a run identifier such as 'run-2026-11-29', or the reference Trace.",
+                remedy=(
+                    "pass a run identifier such as ", Opt("baseline", "run-2026-11-29"),
+                    ", or the reference run's trace: ", Opt("baseline", Placeholder("ref_log")), ".",
+                ),
             )
         return (BaselineKind.IDENTIFIER, baseline), None
     from .reader import read_diff

@@ -14,7 +14,19 @@ from typing import TypeAlias
 
 from ._generated.vocab import ERROR_CODE, VALIDATION_CODE, WARNING_CODE
 
-__all__ = ["Opt", "Problem", "Text", "TlnetronError", "TlnetronWarning", "warn"]
+__all__ = ["Opt", "Placeholder", "Problem", "Text", "TlnetronError", "TlnetronWarning", "warn"]
+
+
+@dataclass(frozen=True, slots=True)
+class Placeholder:
+    """A value a remedy names by a stand-in: ``Opt("baseline", Placeholder("ref_log"))`` is
+    ``baseline=ref_log`` (a reference Trace) in Python, ``--baseline ref.tlspec`` on the
+    command line."""
+
+    name: str
+
+    def __repr__(self) -> str:
+        return self.name
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,7 @@ from typing import Any
 
 from ._generated.vocab import BufferPolicy, ErrorCode
 from .buffers import hides_buffer
-from .errors import TlnetronError
+from .errors import Opt, Placeholder, TlnetronError
 from .ir import (
     ROLE_BUFFER,
     ROLE_INPUT,
@@ -35,7 +35,7 @@ from .ir import (
 )
 from .progress import every_share
 
-__all__ = ["is_trace", "load_saved_trace", "read_diff", "read_trace", "trace_classes"]
+__all__ = ["is_trace", "load_saved_trace", "read_diff", "read_trace", "saved_trace", "self_baseline_refusal", "trace_classes"]
 
 
 def trace_classes() -> tuple[type, ...]:
@@ -570,8 +570,8 @@ def _version(dist: str) -> str:
         return "unknown"
 
 
-def load_saved_trace(path: str | Path) -> Any:
-    """Load a trace saved with ``torchlens.save`` (this UNPICKLES: load only files you trust).
+def saved_trace(path: str | Path) -> Path:
+    """The folder of a trace saved with ``torchlens.save``, checked without loading it.
 
     Raises:
         TlnetronError: ``trace_unreadable`` when the path is not a TorchLens save.
@@ -584,6 +584,16 @@ def load_saved_trace(path: str | Path) -> Any:
             where=str(p),
             remedy="save the trace with torchlens.save(log, 'run.tlspec') and pass that folder.",
         )
+    return p
+
+
+def load_saved_trace(path: str | Path) -> Any:
+    """Load a trace saved with ``torchlens.save`` (this UNPICKLES: load only files you trust).
+
+    Raises:
+        TlnetronError: ``trace_unreadable`` when the path is not a TorchLens save.
+    """
+    p = saved_trace(path)
     import torchlens
 
     try:
@@ -610,6 +620,23 @@ def _node_name_map(log: Any) -> dict[str, str]:
     return _node_names(labels, layers, Counter(layers))
 
 
+def self_baseline_refusal(what: str) -> TlnetronError:
+    """The refusal of a baseline that is the exported capture itself (``what`` it is).
+
+    Raised by :func:`read_diff` for the same Trace object, and by the command line for the
+    same saved trace, before it is loaded twice.
+    """
+    return TlnetronError(
+        ErrorCode.INVALID_BASELINE,
+        f"the baseline is {what}: the diff of a capture with itself is vacuous.",
+        where="baseline",
+        remedy=(
+            "pass the reference run's trace (", Opt("baseline", Placeholder("ref_log")),
+            ", from a second torchlens.trace call), or a run identifier (", Opt("baseline", "run-id"), ").",
+        ),
+    )
+
+
 def read_diff(subject: Any, reference: Any) -> DiffIR:
     """Run TorchLens' own guarded differential and read its settled rows into the IR.
 
@@ -621,18 +648,16 @@ def read_diff(subject: Any, reference: Any) -> DiffIR:
             Trace; ``baseline_refused`` when TorchLens refuses the pair.
     """
     if reference is subject:
-        raise TlnetronError(
-            ErrorCode.INVALID_BASELINE,
-            "baseline is the same Trace object as the one being exported: the diff of a capture with itself is vacuous.",
-            where="baseline",
-            remedy="pass the reference run's Trace (a second torchlens.trace call), or a string identifier.",
-        )
+        raise self_baseline_refusal("the same Trace object as the one being exported")
     if not is_trace(reference):
         raise TlnetronError(
             ErrorCode.INVALID_BASELINE,
             f"baseline must be a torchlens Trace or a string, got {type(reference).__name__}.",
             where="baseline",
-            remedy="pass baseline=ref_log (a Trace) or baseline='run-id' (recorded verbatim).",
+            remedy=(
+                "pass ", Opt("baseline", Placeholder("ref_log")), " (a Trace) or ",
+                Opt("baseline", "run-id"), " (recorded verbatim).",
+            ),
         )
     import torchlens
 
@@ -651,7 +676,10 @@ def read_diff(subject: Any, reference: Any) -> DiffIR:
             ErrorCode.BASELINE_REFUSED,
             f"TorchLens refused to compare the two captures ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}).",
             where="baseline",
-            remedy="compare two captures of the same model family (see TorchLens' differential docs), or pass a string identifier.",
+            remedy=(
+                "compare two captures of the same model family (see TorchLens' differential docs), "
+                "or record a run identifier: ", Opt("baseline", "run-id"), ".",
+            ),
         ) from exc
     try:
         names = _node_name_map(subject)
