@@ -283,7 +283,7 @@ def test_both_files_are_staged_and_written_out_while_the_checker_runs(
     assert events == [
         ("writeback", sizes["companion"]),  # the companion is complete before the model is built
         ("writeback", sizes["artifact"]),
-        ("check", sorted([path.name, "m.onnx.attachment.json", f".{path.name}.{pid}.tlnetron-tmp", f".m.onnx.attachment.json.{pid}.tlnetron-tmp"])),
+        ("check", sorted([path.name, "m.onnx.attachment.json", f".{path.name}.{pid}.tlnetron-tmp", f".m.onnx.attachment.json.{pid}.tlnetron-tmp", f".{path.name}.tlnetron-lock"])),
         ("sync", sizes["artifact"]),
         ("sync", sizes["companion"]),
     ]

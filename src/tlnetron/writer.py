@@ -5,14 +5,23 @@ asked to start writing it out (``sync_file_range``, Linux) while the export goes
 checking; at commit every temporary file is synced to disk (``fdatasync``: its data and
 size; ``fsync`` where there is no fdatasync), then every destination is replaced with
 ``os.replace``. If a later replace fails, files already replaced are restored from
-hard-link (or copy) backups, so a refusal or a crash leaves existing files as they were;
-staged files that are never committed are removed.
+hard-link (or copy) backups, so a refusal leaves existing files as they were; staged files
+that are never committed are removed.
+
+Between two processes: writers to one artifact path take turns (``flock`` on a hidden lock
+file beside it while they stage and commit), so two exports never interleave their pairs.
+Against ``kill -9``: before the first rename, the commit writes a journal naming every
+staged file and its destination; a writer killed between renames leaves it behind, and the
+next writer to that place finishes those renames (the staged files were synced before the
+journal was written) and removes any temporary or backup file a killed writer left.
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
+import glob
+import json
 import os
 import shutil
 import sys
@@ -59,8 +68,83 @@ cuts the wait in fdatasync per export by 0.5-0.7 ms (loop and LSTM exports, same
 A/B; ``benchmarks/README.md``) for ~0.08 ms per call."""
 
 
+_TMP, _BAK = "tlnetron-tmp", "tlnetron-bak"
+
+
 def _tmp(path: Path) -> Path:
-    return path.with_name(f".{path.name}.{os.getpid()}.tlnetron-tmp")
+    return path.with_name(f".{path.name}.{os.getpid()}.{_TMP}")
+
+
+def _journal(first: Path) -> Path:
+    return first.with_name(f".{first.name}.tlnetron-journal")
+
+
+def _lock_file(first: Path) -> Path:
+    return first.with_name(f".{first.name}.tlnetron-lock")
+
+
+def _finish_interrupted(destinations: Sequence[Path]) -> None:
+    """Finish the renames of a commit that was killed midway, then drop what killed writers left.
+
+    Called with the lock held, before this writer stages anything: every temporary or backup
+    file of these destinations is then a leftover.
+    """
+    journal = _journal(destinations[0])
+    try:
+        entries = json.loads(journal.read_bytes())
+    except (OSError, ValueError):
+        entries = []  # no journal, or one cut short before any rename began
+    parent = destinations[0].parent
+    for entry in entries if isinstance(entries, list) else []:
+        tmp_name, dest_name = entry if isinstance(entry, list) and len(entry) == 2 else ("", "")
+        ours = all(isinstance(n, str) and n and "/" not in n and os.sep not in n for n in (tmp_name, dest_name))
+        if ours and tmp_name.endswith(f".{_TMP}") and tmp_name.startswith(f".{dest_name}."):
+            with contextlib.suppress(OSError):
+                os.replace(parent / tmp_name, parent / dest_name)
+    with contextlib.suppress(OSError):
+        journal.unlink()
+    for dest in (*destinations, companion_path_for(destinations[0])):
+        for kind in (_TMP, _BAK):
+            for stray in glob.glob(os.path.join(glob.escape(str(parent)), f".{glob.escape(dest.name)}.*.{kind}")):
+                with contextlib.suppress(OSError):
+                    os.unlink(stray)
+
+
+@contextlib.contextmanager
+def _writers_take_turns(destinations: Sequence[Path]) -> Iterator[None]:
+    """Hold an exclusive lock beside the first destination (no-op where there is no ``flock``).
+
+    The lock file is removed on release, so none is left beside the artifact; a writer that
+    locked a file another writer has since removed (or replaced) tries again.
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    lock = _lock_file(destinations[0])
+    while True:
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+        except OSError as exc:
+            raise _unwritable(exc) from exc
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            if os.path.samestat(os.fstat(fd), os.stat(lock)):
+                break
+        except FileNotFoundError:
+            pass
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)
+    try:
+        _finish_interrupted(destinations)
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(lock)
+        os.close(fd)  # releases the lock
 
 
 def _unwritable(exc: OSError) -> TlnetronError:
@@ -124,6 +208,14 @@ class StagedFiles:
                 _datasync(fh.fileno())
             for _, _, fh in staged:
                 fh.close()
+            # From here a kill leaves the journal for the next writer to finish the renames.
+            journal = _journal(self._order[0])
+            names = json.dumps([[tmp.name, path.name] for path, tmp, _ in staged]).encode()
+            fd = os.open(journal, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            try:
+                os.write(fd, names)
+            finally:
+                os.close(fd)
             # Only files replaced before the last one can need restoring.
             for path, _, _ in staged[:-1]:
                 if path.exists():
@@ -150,6 +242,8 @@ class StagedFiles:
                         path.unlink()
             raise _unwritable(exc) from exc
         finally:
+            with contextlib.suppress(OSError):
+                _journal(self._order[0]).unlink()
             for _, backup in backups:
                 with contextlib.suppress(OSError):
                     backup.unlink()
@@ -166,9 +260,13 @@ class StagedFiles:
 
 @contextlib.contextmanager
 def staged_files(destinations: Sequence[Path]) -> Iterator[StagedFiles]:
-    """A :class:`StagedFiles` for ``destinations`` whose uncommitted files are removed on the way out."""
+    """A :class:`StagedFiles` for ``destinations`` whose uncommitted files are removed on the way out.
+
+    While it is open, no other writer (in any process) writes to the same first destination.
+    """
     out = StagedFiles(destinations)
-    try:
-        yield out
-    finally:
-        out.discard()
+    with _writers_take_turns(destinations) if destinations else contextlib.nullcontext():
+        try:
+            yield out
+        finally:
+            out.discard()
