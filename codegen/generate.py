@@ -363,6 +363,11 @@ def render_vocab(schemas: dict[str, Schema]) -> str:
     )
     lines += _tuple_lines("NODE_METADATA_KEYS", list(node_meta_props))
     lines += _dict_lines("NODE_METADATA_DOC", node_meta_doc)
+    limits = {d: node.doc.get("definitions", {}).get(d, {}).get("maxLength") for d in ("text", "line")}
+    if len(set(limits.values())) != 1 or not isinstance(limits["text"], int):
+        raise CodegenError(f"schema/{node.file}: definitions text and line need one integer maxLength, got {limits}")
+    lines += ["", f"NODE_TEXT_MAX_LENGTH = {limits['text']}"]
+    lines += ['"""Longest text a node attribute or metadata value may hold (``maxLength``)."""']
     return "\n".join(lines) + "\n"
 
 

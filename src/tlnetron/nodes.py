@@ -12,7 +12,7 @@ from functools import lru_cache
 from collections.abc import Iterable
 from typing import TypeVar
 
-from ._generated.vocab import NodeAttr, NodeMeta, NodeRole
+from ._generated.vocab import NODE_TEXT_MAX_LENGTH, NodeAttr, NodeMeta, NodeRole
 from .facts import Facts, bytes_text, count_text, duration_text, flops_text
 from .ir import ROLE_BUFFER, ROLE_INPUT, ROLE_OUTPUT, OpIR
 from .projection import PGraph, PNode, PValue, loose_type, shape_text, tensor_type, untyped_reason
@@ -24,7 +24,9 @@ __all__ = [
     "graph_io",
     "input_names_memo_clear",
     "input_names_value",
+    "full_texts",
     "one_line",
+    "shortened",
     "op_facts",
     "op_node",
     "op_value",
@@ -38,10 +40,26 @@ DOMAIN_MODULE = "ai.torchlens.module"
 
 
 def one_line(text: str) -> str:
-    """Text for a single-line field: line breaks shown as ``\\n`` instead of breaking rows."""
+    """Text for a single-line field: line breaks shown as ``\\n`` instead of breaking rows,
+    and :func:`shortened` past the schema's limit."""
     if "\n" in text or "\r" in text:
-        return text.replace("\r\n", "\\n").replace("\n", "\\n").replace("\r", "\\r")
-    return text
+        text = text.replace("\r\n", "\\n").replace("\n", "\\n").replace("\r", "\\r")
+    return shortened(text) if len(text) > NODE_TEXT_MAX_LENGTH else text
+
+
+def shortened(text: str, limit: int = NODE_TEXT_MAX_LENGTH) -> str:
+    """``text`` cut in the middle to ``limit`` characters, saying how much was left out and
+    where the whole of it is (the node's description, see :func:`full_texts`)."""
+    if len(text) <= limit:
+        return text
+    marker = f" …[{len(text):,} characters in all; the whole text is in the description]… "
+    keep = limit - len(marker)
+    return text[: keep - keep // 3] + marker + text[len(text) - keep // 3 :]
+
+
+def full_texts(fields: Iterable[tuple[str, str | None]]) -> str:
+    """Description lines giving the whole of each field too long for its attribute, or ""."""
+    return "".join(f"\n{name} (whole): {text}" for name, text in fields if text and len(text) > NODE_TEXT_MAX_LENGTH)
 
 
 def input_names_value(ports: Iterable[str]) -> str | None:
@@ -190,11 +208,12 @@ def op_node(
         attrs.append((NodeAttr.FUNCTION, one_line(function)))
     if op.module_path:
         attrs.append((NodeAttr.MODULE_PATH, one_line(op.module_path)))
+    params = None
     if op.num_params > 0:
         attrs.append((NodeAttr.NUM_PARAMS, op.num_params))
-        text = _params_text(op)
-        if text:
-            attrs.append((NodeAttr.PARAMS, text))
+        params = _params_text(op)
+        if params:
+            attrs.append((NodeAttr.PARAMS, shortened(params)))
     if name != op.layer:
         attrs.append((NodeAttr.LAYER, one_line(op.layer)))
     if op.num_passes > 1:
@@ -228,6 +247,9 @@ def op_node(
         doc = f"torch function: {function}\n{doc}"
     if shape is not None:
         doc = f"{doc}\noutput: {dtype or 'unknown dtype'} {shape_text(shape)}"
+    if max(len(op.module_path or ""), len(op.layer), len(op.buffer_address or ""), len(params or "")) > NODE_TEXT_MAX_LENGTH:
+        doc += full_texts(((NodeAttr.MODULE_PATH, op.module_path), (NodeAttr.LAYER, op.layer),
+                           (NodeAttr.BUFFER_ADDRESS, op.buffer_address), (NodeAttr.PARAMS, params)))
     return PNode(
         name,
         op.op_type or "op",

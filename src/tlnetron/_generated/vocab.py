@@ -854,3 +854,6 @@ NODE_METADATA_DOC: dict[str, str] = {
     "torchlens.diff.detail": "",
     "torchlens.diff.row_counts": "",
 }
+
+NODE_TEXT_MAX_LENGTH = 2000
+"""Longest text a node attribute or metadata value may hold (``maxLength``)."""
