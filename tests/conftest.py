@@ -1,4 +1,5 @@
-"""Shared pytest fixtures: the model zoo, traced at most once per session.
+"""Shared pytest fixtures: the model zoo, traced at most once per session; a guard that
+the suite leaves nothing in the temporary folder.
 
 ``zoo_trace(name)`` returns the TorchLens trace of zoo entry ``name`` (see
 ``tests/zoo.py``), tracing it on first use and caching it for the rest of the
@@ -8,9 +9,13 @@ entry, for ``pytest.mark.parametrize``.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
+
 import pytest
 import torchlens
 
+from tmp_guard import own_temporary_folder
 from zoo import ALL_ZOO, ZooTrace, trace
 
 __all__ = ["ALL_ZOO", "zoo_trace"]
@@ -27,3 +32,12 @@ def zoo_trace() -> ZooTrace:
         return cache[name]
 
     return get
+
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _nothing_left_in_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The session's temporary files go to a folder of their own, which must be empty at
+    the end (``tests/tmp_guard.py``)."""
+    with own_temporary_folder(tmp_path_factory) as root:
+        yield root
