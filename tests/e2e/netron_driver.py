@@ -438,6 +438,23 @@ def _kill_process_group(proc: subprocess.Popen[bytes]) -> None:
     _LIVE_PROCESSES.discard(proc)
 
 
+def _remove_singleton_dir(user_data_dir: str) -> None:
+    """Remove the folder Chromium made for its profile's singleton socket.
+
+    Chromium puts the socket in a fresh ``org.chromium.Chromium.XXXXXX`` folder of the
+    temporary folder (a socket's path must be short) and links it from the profile as
+    ``SingletonSocket``; a headless Chromium that is terminated leaves that folder behind.
+    Only the folder the link names, and only one of that name, is removed.
+    """
+    try:
+        socket_path = Path(os.readlink(Path(user_data_dir, "SingletonSocket")))
+    except OSError:
+        return
+    folder = socket_path.parent
+    if folder.name.startswith("org.chromium.Chromium.") and folder.is_dir():
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 @atexit.register
 def _kill_leftovers() -> None:
     for proc in list(_LIVE_PROCESSES):
@@ -543,6 +560,7 @@ class NetronBrowser:
             except Exception:  # noqa: BLE001
                 pass
         if self._user_data_dir is not None:
+            _remove_singleton_dir(self._user_data_dir)
             shutil.rmtree(self._user_data_dir, ignore_errors=True)
             self._user_data_dir = None
 
