@@ -14,8 +14,9 @@ read back from the page and compared with what the artifact and the companion sa
 * module view: a two-level drill-down (breadcrumb, body edge labels, inner rows);
 * rolled view of the loop: passes / recurrence, no cycle.
 
-Render times are recorded per (model, granularity) in ``RENDER_TIMES_JSON`` and printed
-(run with ``-s`` to see the table).
+Render times are recorded per (model, granularity) in pytest's cache,
+``.pytest_cache/d/tlnetron-e2e/render-times.json`` (not in the temporary folder, which the
+suite leaves empty), and printed (run with ``-s`` to see the table).
 """
 
 from __future__ import annotations
@@ -55,7 +56,8 @@ HONESTY_KEYS = (
     MetaKey.EDGE_COUNT,
     MetaKey.FUNCTION_COUNT,
 )
-RENDER_TIMES_JSON = Path("/tmp/tlnetron-e2e-render-times.json")
+RENDER_TIMES_JSON = Path("tlnetron-e2e", "render-times.json")
+"""Where the render times go, inside pytest's cache folder."""
 
 Json = dict[str, Any]
 
@@ -114,12 +116,17 @@ RENDER_TIMES: dict[str, float] = {}
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _report_render_times() -> Iterator[None]:
+def _report_render_times(request: pytest.FixtureRequest) -> Iterator[None]:
     yield
     if not RENDER_TIMES:
         return
-    RENDER_TIMES_JSON.write_text(json.dumps(RENDER_TIMES, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    print(f"\nNetron render seconds (drop -> drawn), also in {RENDER_TIMES_JSON}:")
+    cache = getattr(request.config, "cache", None)  # None under -p no:cacheprovider
+    where = ""
+    if cache is not None:
+        path = cache.mkdir(RENDER_TIMES_JSON.parent.name) / RENDER_TIMES_JSON.name
+        path.write_text(json.dumps(RENDER_TIMES, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        where = f", also in {path}"
+    print(f"\nNetron render seconds (drop -> drawn){where}:")
     for key in sorted(RENDER_TIMES):
         print(f"  {key:<40} {RENDER_TIMES[key]:6.2f}")
 
