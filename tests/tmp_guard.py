@@ -16,10 +16,15 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["TEMP_ENV", "own_temporary_folder"]
+__all__ = ["CACHE_ENV", "TEMP_ENV", "own_temporary_folder"]
 
 TEMP_ENV = ("TMPDIR", "TEMP", "TMP")
 """What ``tempfile`` (and chromium, and node) read for the temporary folder."""
+
+CACHE_ENV = ("TORCHINDUCTOR_CACHE_DIR",)
+"""Caches that default to a folder in the temporary folder, kept there on purpose across
+runs (tracing T5 through transformers creates torch's ``torchinductor_<user>``): moved
+under pytest's own base folder, which pytest keeps and rotates, unless already set."""
 
 
 @contextlib.contextmanager
@@ -27,18 +32,22 @@ def own_temporary_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[P
     """Point the temporary folder at a fresh one for the rest of the session; at the end,
     remove it, and fail (naming them) if any entries were left in it.
 
-    pytest's own folders (``tmp_path``) are placed first, where pytest keeps them. From
+    pytest's own folders (``tmp_path``) are placed first, where pytest keeps them, and the
+    caches of :data:`CACHE_ENV` go under them. From
     then on ``tempfile`` in this process, and every subprocess started later (the CLI,
     ``tlnetron serve``, chromium, Playwright's driver), create their temporary files in
     the fresh folder, so whatever is left there was left by the suite, never by another
     process on the machine.
     """
-    tmp_path_factory.getbasetemp()
+    base = tmp_path_factory.getbasetemp()
     root = Path(tempfile.mkdtemp(prefix="tlnetron-tests-"))
-    saved_env = {name: os.environ.get(name) for name in TEMP_ENV}
+    saved_env = {name: os.environ.get(name) for name in (*TEMP_ENV, *CACHE_ENV)}
     saved_tempdir = tempfile.tempdir
     for name in TEMP_ENV:
         os.environ[name] = str(root)
+    for name in CACHE_ENV:
+        if saved_env[name] is None:
+            os.environ[name] = str(base / name.lower())
     tempfile.tempdir = str(root)
     try:
         yield root
