@@ -1,13 +1,17 @@
 """The ``tlnetron`` command, run for real in subprocesses.
 
 Exit codes: 0 done, 1 validate found problems (one line each, starting with the code),
-2 usage error, 3 refused (a typed refusal, its code in brackets on stderr).
+2 usage error, 3 refused (a typed refusal, its code in brackets on stderr), 141 the
+reader of the output went away.
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -17,7 +21,12 @@ from typing import Any
 import pytest
 import torchlens
 
-from tlnetron._generated.vocab import VALIDATION_CODE
+import tlnetron
+from tlnetron import cli
+from tlnetron._generated.vocab import ERROR_CODE, VALIDATION_CODE
+from tlnetron.demo import DEMO_TRACES
+from tlnetron.errors import TlnetronError
+from tlnetron.options import check_options
 from tlnetron.validation import artifact_problems, companion_problems, parse_artifact, shown_in_model
 from zoo import ZooTrace
 
@@ -64,6 +73,7 @@ def test_demo_writes_a_valid_pair(demo: tuple[subprocess.CompletedProcess[str], 
     assert str(artifact) in proc.stdout and str(companion) in proc.stdout
     assert "nodes in the root graph" in proc.stdout
     assert "edges typed" in proc.stdout and "functions" in proc.stdout
+    assert "traced     tlnetron's demo model (random weights) twice" in proc.stdout
     assert _problems(artifact, companion) == []
 
 
@@ -247,3 +257,296 @@ def test_lazy_public_names_resolve_to_the_exporter() -> None:
     with pytest.raises(AttributeError, match="no attribute 'exporter'"):
         tlnetron.exporter  # noqa: B018
     assert "onnx" in _modules_after("from tlnetron import export")
+
+
+# ------------------------------------------------------------------ options refused before the slow part
+
+PYTHON_SPELLING = re.compile(r"\b(?:path|granularity|depth|show_buffers|attachment|baseline|serve)=|\b(?:True|False|None)\b")
+"""How a refusal names an option to Python callers; the command line must never print it."""
+
+HEAVY = ("onnx", "torch", "torchlens", "ml_dtypes", "numpy")
+
+
+def run_main(*args: str, cwd: Path) -> tuple[int, str, set[str]]:
+    """``tlnetron.cli.main(args)`` in a fresh interpreter: exit code, stderr, heavy modules it imported."""
+    probe = (
+        "import sys, tlnetron.cli\n"
+        f"code = tlnetron.cli.main({list(args)!r})\n"
+        f"print('loaded:' + ','.join(m for m in {HEAVY!r} if m in sys.modules))\n"
+        "sys.exit(code)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=TIMEOUT, cwd=cwd)
+    last = proc.stdout.strip().splitlines()[-1]
+    assert last.startswith("loaded:"), proc.stdout + proc.stderr
+    return proc.returncode, proc.stderr, set(filter(None, last[len("loaded:") :].split(",")))
+
+
+def _bad_export_args(case: str, saved: Path, tmp: Path) -> list[str]:
+    (tmp / "a-file").write_text("not a folder")
+    (tmp / "folder.onnx.json").mkdir()
+    (tmp / "not-a-save").mkdir()
+    (tmp / "same").symlink_to(saved)
+    out = str(tmp / "m.onnx.json")
+    return {
+        "-o not .json": ["-o", str(tmp / "m.txt")],
+        "-o a directory": ["-o", str(tmp / "folder.onnx.json")],
+        "-o under a file": ["-o", str(tmp / "a-file" / "m.onnx.json")],
+        "-o in a missing folder": ["-o", str(tmp / "missing" / "m.onnx.json")],
+        "no -o, no --serve": [],
+        "--depth 0": ["-o", out, "--depth", "0"],
+        "--depth with --granularity op": ["-o", out, "--depth", "2", "--granularity", "op"],
+        "--attachment on without -o": ["--attachment", "on", "--serve"],
+        "--baseline path missing": ["-o", out, "--baseline", str(tmp / "ref.tlspec")],
+        "--baseline word missing": ["-o", out, "--baseline", "run-42"],
+        "--baseline not a save": ["-o", out, "--baseline", str(tmp / "not-a-save")],
+        "--baseline the trace itself": ["-o", out, "--baseline", str(saved)],
+        "--baseline the trace by another path": ["-o", out, "--baseline", str(tmp / "same")],
+        "--baseline-id empty": ["-o", out, "--baseline-id", ""],
+    }[case]
+
+
+# case -> (code, what the line must say: the flags of the remedy)
+BAD_EXPORT = {
+    "-o not .json": ("invalid_path", ["does not end in .json", "m.onnx.json"]),
+    "-o a directory": ("invalid_path", ["is a directory"]),
+    "-o under a file": ("destination_unwritable", ["a-file"]),
+    "-o in a missing folder": ("destination_unwritable", ["missing"]),
+    "no -o, no --serve": ("invalid_option", ["no -o and no --serve", "pass -o model.onnx.json, or --serve."]),
+    "--depth 0": ("invalid_depth", ["--depth 0 is not a positive integer", "pass --depth 1"]),
+    "--depth with --granularity op": ("depth_not_applicable", ["--depth 2 applies only to --granularity module", "drop --depth N, or use --granularity module"]),
+    "--attachment on without -o": ("attachment_needs_path", ["--attachment on needs a file", "(no -o)", "pass -o model.onnx.json", "--attachment auto"]),
+    "--baseline path missing": ("invalid_baseline", ["ref.tlspec' does not exist"]),
+    "--baseline word missing": ("invalid_baseline", ["'run-42' does not exist", "--baseline-id run-42"]),
+    "--baseline not a save": ("invalid_baseline", ["is not a TorchLens save"]),
+    "--baseline the trace itself": ("invalid_baseline", ["the saved trace being exported", "--baseline ref.tlspec", "--baseline-id run-id"]),
+    "--baseline the trace by another path": ("invalid_baseline", ["the saved trace being exported"]),
+    "--baseline-id empty": ("invalid_baseline", ["--baseline-id '' is an empty string", "--baseline-id run-2026-11-29", "--baseline ref.tlspec"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_EXPORT))
+def test_bad_options_are_refused_before_torch_or_onnx_is_imported(case: str, saved: Path, tmp_path: Path) -> None:
+    """Each refusal comes from the exporter's own checks (or the CLI's, for --baseline),
+    with the command line's flags in it, before anything slow: the trace is never loaded."""
+    code, says = BAD_EXPORT[case]
+    args = _bad_export_args(case, saved, tmp_path)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    exit_code, stderr, loaded = run_main("export", str(saved), *args, cwd=tmp_path)
+    assert exit_code == 3, stderr
+    assert stderr.startswith(f"tlnetron: [{code}] ") and stderr.count("\n") == 1, stderr
+    for words in says:
+        assert words in stderr, stderr
+    assert not PYTHON_SPELLING.search(stderr), stderr
+    assert "loading" not in stderr  # no trace was loaded
+    assert loaded == set()
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_a_bad_output_is_refused_before_a_missing_trace_is_noticed(tmp_path: Path) -> None:
+    exit_code, stderr, loaded = run_main("export", str(tmp_path / "missing.tlspec"), "-o", "model.txt", cwd=tmp_path)
+    assert exit_code == 3 and "[invalid_path]" in stderr and "not a TorchLens save" not in stderr, stderr
+    assert loaded == set()
+    exit_code, stderr, loaded = run_main("export", str(tmp_path / "missing.tlspec"), "-o", "model.onnx.json", cwd=tmp_path)
+    assert exit_code == 3 and "[trace_unreadable]" in stderr and "not a TorchLens save" in stderr, stderr
+    assert loaded == set()
+
+
+@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root writes into read-only folders")
+def test_an_unwritable_output_folder_is_refused(saved: Path, tmp_path: Path) -> None:
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        exit_code, stderr, loaded = run_main("export", str(saved), "-o", str(locked / "m.onnx.json"), cwd=tmp_path)
+        copy_code, copy_err, _ = run_main("schema", "--copy-to", str(locked / "schemas"), cwd=tmp_path)
+    finally:
+        locked.chmod(0o700)
+    assert exit_code == 3 and "[destination_unwritable]" in stderr, stderr
+    assert copy_code == 3 and "[destination_unwritable]" in copy_err, copy_err
+    assert loaded == set() and list(locked.iterdir()) == []
+
+
+# ------------------------------------------------------------------ refusals name the command line's flags
+
+
+def _check_options_refusals() -> list[TlnetronError]:
+    """Every refusal ``check_options`` gives, one per branch (the CLI's choices keep some out of its reach)."""
+    cases: list[tuple[Any, ...]] = [
+        ("m.onnx.json", "layers", None, "meaningful", None, False),
+        ("m.onnx.json", "module", None, "sometimes", None, False),
+        ("m.onnx.json", "module", 0, "meaningful", None, False),
+        ("m.onnx.json", "op", 2, "meaningful", None, False),
+        ("m.onnx.json", "module", None, "meaningful", "yes", False),
+        ("m.onnx.json", "module", None, "meaningful", None, "yes"),
+        (None, "module", None, "meaningful", True, True),
+        (None, "module", None, "meaningful", None, False),
+        (42, "module", None, "meaningful", None, False),
+        ("m.txt", "module", None, "meaningful", None, False),
+        ("/", "module", None, "meaningful", None, False),
+        ("/nonexistent-folder/m.onnx.json", "module", None, "meaningful", None, False),
+    ]
+    refusals = []
+    for case in cases:
+        with pytest.raises(TlnetronError) as info:
+            check_options(*case)
+        refusals.append(info.value)
+    return refusals
+
+
+def test_every_option_refusal_reads_right_to_python_and_to_the_command_line() -> None:
+    from tlnetron.diff import read_baseline
+    from tlnetron.reader import read_diff, self_baseline_refusal
+
+    refusals = _check_options_refusals()
+    for call in (lambda: read_baseline(None, " "), lambda: read_diff(object(), 5)):
+        with pytest.raises(TlnetronError) as info:
+            call()
+        refusals.append(info.value)
+    refusals.append(self_baseline_refusal("the same Trace object as the one being exported"))
+    codes = set()
+    for err in refusals:
+        codes.add(err.code)
+        python, command_line = str(err), err.text(cli.cli_spelling)
+        assert python.startswith(f"[{err.code}] ") and command_line.startswith(f"[{err.code}] ")
+        assert not PYTHON_SPELLING.search(command_line), command_line
+        assert not re.search(r"(?<![\w-])--?[a-z]", python.replace("e.g.", "")), python  # no flags for Python callers
+    assert codes == {
+        "invalid_granularity", "invalid_buffer_policy", "invalid_depth", "depth_not_applicable", "invalid_option",
+        "attachment_needs_path", "invalid_path", "destination_unwritable", "invalid_baseline",
+    }
+    assert codes <= set(ERROR_CODE)
+
+
+def test_every_export_keyword_has_a_flag_the_parser_accepts() -> None:
+    keywords = [name for name in inspect.signature(tlnetron.export).parameters if name not in ("trace", "progress")]
+    assert sorted(keywords) == sorted(cli._FLAGS)
+    export_parser = next(
+        action for action in cli.build_parser()._subparsers._group_actions  # type: ignore[union-attr]
+    ).choices["export"]
+    flags = {option for action in export_parser._actions for option in action.option_strings}
+    assert set(cli._FLAGS.values()) | {"--baseline-id"} <= flags
+    assert set(cli._ATTACHMENT) == set(next(a for a in export_parser._actions if "--attachment" in a.option_strings).choices)
+
+
+@pytest.mark.parametrize(
+    ("keyword", "value", "spelt"),
+    [
+        ("granularity", "module", "--granularity module"),
+        ("depth", ..., "--depth N"),
+        ("depth", 1, "--depth 1"),
+        ("show_buffers", "always", "--show-buffers always"),
+        ("attachment", False, "--attachment off"),
+        ("attachment", True, "--attachment on"),
+        ("attachment", None, "--attachment auto"),
+        ("serve", True, "--serve"),
+        ("serve", False, "no --serve"),
+        ("path", None, "no -o"),
+        ("path", "my model.onnx.json", "-o 'my model.onnx.json'"),
+        ("baseline", "run 7", "--baseline-id 'run 7'"),
+        ("baseline", ..., "--baseline ref.tlspec"),
+    ],
+)
+def test_cli_spelling(keyword: str, value: object, spelt: str) -> None:
+    from tlnetron.errors import Opt
+
+    assert cli.cli_spelling(Opt(keyword, value)) == spelt
+
+
+# ------------------------------------------------------------------ progress, notices, warnings
+
+
+@pytest.fixture(scope="module")
+def saved_ref(zoo_trace: ZooTrace, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A second save of the same capture, as a baseline."""
+    folder = tmp_path_factory.mktemp("saved_ref") / "ref.tlspec"
+    torchlens.save(zoo_trace(SAVED_MODEL), folder)
+    return folder
+
+
+def test_progress_starts_at_the_import_and_each_load_says_it_unpickles(saved: Path, saved_ref: Path, tmp_path: Path) -> None:
+    proc = run("export", str(saved), "-o", str(tmp_path / "m.onnx.json"), "--baseline", str(saved_ref), "--progress")
+    assert proc.returncode == 0, proc.stderr
+    stages = re.findall(r"\] +\d+% (\w+) ", proc.stderr)
+    assert stages[0] == "import", stages
+    order = list(dict.fromkeys(stages))
+    assert order[:3] == ["import", "load", "read"] and order[-1] == "done", order
+    notices = [line for line in proc.stderr.splitlines() if "unpickles" in line]
+    assert [line.split("\r")[-1] for line in notices] == [
+        f"tlnetron: loading {saved} (torchlens.load unpickles it: only load files you trust)",
+        f"tlnetron: loading {saved_ref} (torchlens.load unpickles it: only load files you trust)",
+    ]
+    assert proc.stderr.index("unpickles") < proc.stderr.index("% load ")
+
+
+def test_each_warning_is_one_line_with_its_code_and_message(saved: Path, tmp_path: Path) -> None:
+    proc = run("export", str(saved), "-o", str(tmp_path / "model.json"), "--no-progress")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stderr.splitlines()
+    warned = [line for line in lines if line.startswith("warning ")]
+    assert len(warned) == 1, proc.stderr
+    assert warned[0].startswith("warning netron_filename_shadowed Netron offers a file named 'model.json'"), warned
+    assert "Remedy: name it model.onnx.json." in warned[0]
+    assert (proc.stdout + proc.stderr).count("netron_filename_shadowed") == 1
+    assert "Warning" not in proc.stderr and "warn(" not in proc.stderr and ".py:" not in proc.stderr, proc.stderr
+    assert [line for line in lines if line not in warned and "unpickles" not in line] == [], proc.stderr
+
+
+# ------------------------------------------------------------------ folders to write into
+
+
+@pytest.mark.parametrize("command", ["schema --copy-to", "demo --output-dir"])
+@pytest.mark.parametrize("where", ["an existing file", "under a file"])
+def test_a_folder_option_on_a_file_is_refused_and_writes_nothing(command: str, where: str, tmp_path: Path) -> None:
+    blocker = tmp_path / "blocker"
+    blocker.write_text("keep me\n")
+    mtime = blocker.stat().st_mtime_ns
+    dest = blocker if where == "an existing file" else blocker / "inside"
+    exit_code, stderr, loaded = run_main(*command.split(), str(dest), cwd=tmp_path)
+    assert exit_code == 3, stderr
+    assert stderr.startswith("tlnetron: [destination_unwritable] ") and "nothing was written" in stderr, stderr
+    assert command.split()[1] in stderr and "Traceback" not in stderr
+    assert loaded == set()  # refused before torch or onnx
+    assert [p.name for p in tmp_path.iterdir()] == ["blocker"]
+    assert blocker.read_text() == "keep me\n" and blocker.stat().st_mtime_ns == mtime
+
+
+# ------------------------------------------------------------------ a closed pipe
+
+
+def test_validate_into_head_ends_quietly(demo: tuple[subprocess.CompletedProcess[str], Path], tmp_path: Path) -> None:
+    """Megabytes of problem lines into ``head -1``: head's one line, no traceback, the
+    exit code of a writer whose reader went away (128 + SIGPIPE)."""
+    _, out = demo
+    artifact = out / "demo.onnx.json"
+    companion = json.loads((out / "demo.onnx.attachment.json").read_text(encoding="utf-8"))
+    graph_input = json.loads(artifact.read_text(encoding="utf-8"))["graph"]["input"][0]["name"]
+    companion["metrics"] += [{"kind": "node", "target": graph_input, "name": f"observed µs {i}", "value": 1.0} for i in range(20_000)]
+    bad = tmp_path / "many.attachment.json"
+    bad.write_text(json.dumps(companion), encoding="utf-8")
+    command = [sys.executable, "-m", "tlnetron.cli", "validate", str(artifact), "--attachment", str(bad)]
+    full = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT)
+    assert full.returncode == 1 and len(full.stdout) > 1_000_000, full.stderr  # far more than a pipe holds
+    script = " ".join(map(shlex.quote, command)) + ' | head -1; echo "exit=${PIPESTATUS[0]}" >&2'
+    proc = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=TIMEOUT)
+    assert proc.stdout.count("\n") == 1 and proc.stdout.startswith("netron_attachment_invalid\t"), proc.stdout[:300]
+    assert proc.stderr == f"exit={cli.EXIT_PIPE_CLOSED}\n", proc.stderr
+
+
+# ------------------------------------------------------------------ the demo
+
+
+def test_trace_demo_returns_the_last_of_its_traces(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A spy around the real ``torchlens.trace``: the demo traces twice and keeps the second."""
+    from tlnetron.demo import trace_demo
+
+    real = torchlens.trace
+    made: list[Any] = []
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        made.append(real(*args, **kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(torchlens, "trace", spy)
+    log = trace_demo()
+    assert DEMO_TRACES == 2 and len(made) == DEMO_TRACES
+    assert log is made[-1] and log is not made[0]

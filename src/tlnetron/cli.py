@@ -1,31 +1,46 @@
 """The ``tlnetron`` command: demo, export, validate, serve, schema.
 
 Exit codes (scripts can rely on them):
-  0  done (for validate: the files are valid)
-  1  validate found problems (one line each: code, where, what)
-  2  usage error (bad command-line syntax)
-  3  refused: a typed refusal (the line starts with its stable code in brackets)
+  0    done (for validate: the files are valid)
+  1    validate found problems (one line each: code, where, what)
+  2    usage error (bad command-line syntax)
+  3    refused: a typed refusal (the line starts with its stable code in brackets)
+  141  the reader of the output went away (``tlnetron validate ... | head -1``), as for
+       other Unix tools (128 + SIGPIPE); nothing more is printed
+
+Every option is checked before anything slow starts (importing torch and onnx, loading a
+trace: seconds), with the exporter's own check (:func:`tlnetron.options.check_options`),
+and refusals name the command line's flags (``--granularity module``, not
+``granularity="module"``). Warnings are printed once each, on stderr:
+``warning <code> <message>``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import shlex
 import shutil
+import signal
 import sys
+import threading
 import time
+import warnings
 from pathlib import Path
-from typing import Any
+from types import TracebackType
+from typing import Any, TextIO
 
-from ._generated.vocab import BUFFER_POLICY, GRANULARITY
-from .errors import Problem, TlnetronError
+from ._generated.vocab import BUFFER_POLICY, GRANULARITY, ErrorCode
+from .errors import Opt, Problem, TlnetronError, TlnetronWarning
 
-__all__ = ["EXIT_INVALID", "EXIT_OK", "EXIT_REFUSED", "EXIT_USAGE", "main"]
+__all__ = ["EXIT_INVALID", "EXIT_OK", "EXIT_PIPE_CLOSED", "EXIT_REFUSED", "EXIT_USAGE", "cli_spelling", "main"]
 
 EXIT_OK = 0
 EXIT_INVALID = 1
 EXIT_USAGE = 2
 EXIT_REFUSED = 3
+EXIT_PIPE_CLOSED = 128 + signal.SIGPIPE
 
 _EPILOG = """\
 examples:
@@ -33,6 +48,7 @@ examples:
   tlnetron export run.tlspec -o model.onnx.json
   tlnetron export run.tlspec -o model.onnx.json --granularity op --show-buffers always
   tlnetron export run.tlspec -o model.onnx.json --baseline ref.tlspec
+  tlnetron export run.tlspec -o model.onnx.json --baseline-id run-2026-11-29
   tlnetron validate model.onnx.json --attachment model.onnx.attachment.json
   tlnetron serve model.onnx.json --attachment model.onnx.attachment.json
   tlnetron schema --copy-to schemas/
@@ -43,33 +59,168 @@ security: `tlnetron export` loads a saved trace with torchlens.load, which UNPIC
 only export saves you trust.
 """
 
+# ------------------------------------------------------------------ how refusals name options
+
+_FLAGS = {
+    "path": "-o",
+    "granularity": "--granularity",
+    "depth": "--depth",
+    "show_buffers": "--show-buffers",
+    "attachment": "--attachment",
+    "baseline": "--baseline",
+    "serve": "--serve",
+}
+"""The flag of each keyword of ``tlnetron.export`` (but the trace and the progress hook)."""
+
+_METAVARS = {
+    "path": "PATH",
+    "granularity": "|".join(GRANULARITY),
+    "depth": "N",
+    "show_buffers": "|".join(BUFFER_POLICY),
+    "attachment": "auto|on|off",
+    "baseline": "ref.tlspec",
+}
+
+_ATTACHMENT = {"auto": None, "on": True, "off": False}
+"""``--attachment``'s values, as ``tlnetron.export``'s ``attachment=``."""
+
+
+def cli_spelling(opt: Opt) -> str:
+    """How the command line spells an option a refusal names: ``--granularity module``,
+    ``--depth N`` (the option alone), ``--attachment off``, ``--serve``, ``no -o``, ...
+
+    A keyword with no flag keeps its Python spelling (tests hold every keyword to a flag).
+    """
+    flag = _FLAGS.get(opt.keyword)
+    if flag is None:
+        return str(opt)
+    value = opt.value
+    if opt.keyword == "serve":
+        return flag if value is True or value is ... else f"no {flag}"
+    if value is ...:
+        return f"{flag} {_METAVARS[opt.keyword]}"
+    if opt.keyword == "attachment":
+        spelt = next((word for word, v in _ATTACHMENT.items() if v is value), None)
+        return f"{flag} {spelt if spelt is not None else shlex.quote(str(value))}"
+    if value is None:
+        return f"no {flag}"
+    if opt.keyword == "baseline":
+        return f"--baseline-id {shlex.quote(value)}" if isinstance(value, str) else f"{flag} {_METAVARS['baseline']}"
+    return f"{flag} {shlex.quote(str(value))}"
+
+
+# ------------------------------------------------------------------ stderr: lines, the bar and warnings
+
+
+class _Stderr:
+    """Lines on stderr, and the one progress line redrawn in place beneath them."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._bar_open = False
+
+    def line(self, text: str) -> None:
+        """Write a line (ending the progress line first, when one is drawn)."""
+        with self._lock:
+            stream = sys.stderr
+            if self._bar_open:
+                stream.write("\n")
+                self._bar_open = False
+            stream.write(text + "\n")
+            stream.flush()
+
+    def bar(self, text: str, *, final: bool) -> None:
+        """(Re)draw the progress line; ``final`` ends it."""
+        with self._lock:
+            stream = sys.stderr
+            stream.write("\r" + text + ("\n" if final else ""))
+            stream.flush()
+            self._bar_open = not final
+
+    def end_bar(self) -> None:
+        """End a progress line left open (a refusal or an error stopped the work)."""
+        with self._lock:
+            if self._bar_open:
+                sys.stderr.write("\n")
+                sys.stderr.flush()
+                self._bar_open = False
+
+
+_ERR = _Stderr()
+
 
 class _Bar:
     """A progress bar on stderr (only when stderr is a terminal or forced): the share of the
-    export done, the stage it is in and the time so far. Redrawn when the stage changes or
-    the bar grows by a character, so a small export draws it a few times only."""
+    export done, the stage it is in and the time since the command started.
+
+    The command's own steps come first (``import``: torch, torchlens and onnx; ``load``
+    or ``trace``), at 0%, then the export's stages (``read`` ... ``done``). While a step
+    takes long (an import, a load, the ONNX check) the clock keeps running: the bar is
+    redrawn every :attr:`tick` seconds, and otherwise only when the stage changes or it
+    grows by a character.
+    """
 
     width = 24
+    tick = 0.2
 
     def __init__(self, enabled: bool) -> None:
         self.enabled = enabled
         self.t0 = time.perf_counter()
-        self.drawn: tuple[str, int] | None = None
+        self._state: tuple[str, int, int] = ("", 0, 1)
+        self._drawn: tuple[str, int] | None = None
+        self._finished = False
+        self._stop = threading.Event()
+        self._ticker: threading.Thread | None = None
+
+    def __enter__(self) -> _Bar:
+        if self.enabled:
+            self._ticker = threading.Thread(target=self._tick, name="tlnetron-progress", daemon=True)
+            self._ticker.start()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self._stop.set()
+        if self._ticker is not None:
+            self._ticker.join()
+        if self.enabled:
+            _ERR.end_bar()
+
+    def stage(self, name: str) -> None:
+        """A step of the command before the export starts (the export is 0% done)."""
+        self(name, 0, 1)
 
     def __call__(self, stage: str, done: int, total: int) -> None:
         if not self.enabled:
             return
+        self._state = (stage, done, max(total, 1))
         filled = self.width * done // max(total, 1)
-        if (stage, filled) == self.drawn:
+        if (stage, filled) != self._drawn:
+            self._drawn = (stage, filled)
+            self._draw()
+
+    def _draw(self) -> None:
+        stage, done, total = self._state
+        if self._finished or not stage:
             return
-        self.drawn = (stage, filled)
-        percent = 100 * done // max(total, 1)
-        sys.stderr.write(
-            f"\r[{'#' * filled}{'.' * (self.width - filled)}] {percent:3d}% {stage:<9} {time.perf_counter() - self.t0:6.2f} s"
+        filled = self.width * done // total
+        final = done >= total and stage == "done"
+        self._finished = final
+        _ERR.bar(
+            f"[{'#' * filled}{'.' * (self.width - filled)}] {100 * done // total:3d}% {stage:<9} {time.perf_counter() - self.t0:6.2f} s",
+            final=final,
         )
-        if done >= total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
+
+    def _tick(self) -> None:
+        while not self._stop.wait(self.tick):
+            if not self._finished:
+                self._draw()
+
+
+def _notice_unpickling(path: Path) -> None:
+    _ERR.line(f"tlnetron: loading {path} (torchlens.load unpickles it: only load files you trust)")
+
+
+# ------------------------------------------------------------------ commands
 
 
 def _print_result(result: Any) -> None:
@@ -79,8 +230,6 @@ def _print_result(result: Any) -> None:
     typed = f"{result.typed_edge_count} of {result.edge_count} edges typed"
     print(f"view       {result.granularity}: {result.node_count} nodes in the root graph, {typed}, {result.function_count} functions")
     print(f"time       {result.seconds:.3f} s")
-    for code in result.warnings:
-        print(f"warning    {code}")
 
 
 def _how_to_open(result: Any) -> None:
@@ -90,54 +239,145 @@ def _how_to_open(result: Any) -> None:
     print(f"  or: tlnetron serve {result.artifact}" + (f" --attachment {result.companion}" if result.companion else "") + "  (needs pip install 'tlnetron[netron]')")
 
 
+def _check_folder(dest: Path, flag: str) -> None:
+    """Refuse a folder to write into that is a file, or cannot be created or written in.
+
+    Checked before any work, so a refusal writes nothing (and leaves a file in the way as
+    it was).
+    """
+    if os.path.lexists(dest) and not dest.is_dir():
+        raise TlnetronError(
+            ErrorCode.DESTINATION_UNWRITABLE,
+            f"{flag} {str(dest)!r} is a file, not a folder; nothing was written.",
+            where=str(dest),
+            remedy=f"pass {flag} with a folder (one that does not exist yet is created).",
+        )
+    probe = dest
+    while not os.path.lexists(probe) and probe.parent != probe:
+        probe = probe.parent
+    if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
+        what = "is not a folder" if not probe.is_dir() else "is not writable"
+        raise TlnetronError(
+            ErrorCode.DESTINATION_UNWRITABLE,
+            f"cannot create or write {str(dest)!r}: {str(probe)!r} {what}; nothing was written.",
+            where=str(dest),
+            remedy=f"pass {flag} with a folder you can write to.",
+        )
+
+
+def _unwritable(dest: Path, flag: str, exc: OSError) -> TlnetronError:
+    return TlnetronError(
+        ErrorCode.DESTINATION_UNWRITABLE,
+        f"could not write into {flag} {str(dest)!r} ({exc.strerror or exc}).",
+        where=str(exc.filename or dest),
+        remedy=f"pass {flag} with a folder you can write to, with free space.",
+    )
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
-    import warnings
-
-    from . import export
-    from .demo import trace_demo
-
     out = Path(args.output_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    t0 = time.perf_counter()
-    log = trace_demo()
-    traced = time.perf_counter() - t0
-    print(f"traced     tlnetron's demo model (random weights) in {traced:.2f} s")
-    with warnings.catch_warnings():
-        warnings.simplefilter("default")
-        result = export(log, out / "demo.onnx.json", granularity=args.granularity, progress=_Bar(args.progress))
+    _check_folder(out, "--output-dir")
+    with _Bar(args.progress) as bar:
+        bar.stage("import")
+        from .api import export
+        from .demo import DEMO_TRACES, trace_demo
+
+        bar.stage("trace")
+        t0 = time.perf_counter()
+        log = trace_demo()
+        traced = time.perf_counter() - t0
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise _unwritable(out, "--output-dir", exc) from None
+        result = export(log, out / "demo.onnx.json", granularity=args.granularity, progress=bar)
+    times = "twice" if DEMO_TRACES == 2 else f"{DEMO_TRACES} times"
+    print(
+        f"traced     tlnetron's demo model (random weights) {times} in {traced:.2f} s: "
+        "the last trace is exported (the first in a process runs its first ops slowly)"
+    )
     _print_result(result)
     _how_to_open(result)
     return EXIT_OK
 
 
-def _baseline_arg(value: str | None) -> Any:
-    if value is None:
-        return None
-    p = Path(value)
-    if p.is_dir() and (p / "manifest.json").is_file():
-        from .reader import load_saved_trace
+def _baseline(args: argparse.Namespace, trace: Path) -> Path | str | None:
+    """What ``--baseline`` or ``--baseline-id`` names, checked before anything is loaded:
+    a saved reference trace (its folder), a run identifier, or None."""
+    from .reader import saved_trace, self_baseline_refusal
 
-        return load_saved_trace(p)
-    return value
+    if args.baseline_id is not None:
+        from .diff import read_baseline
+
+        read_baseline(None, args.baseline_id)  # refuses an empty identifier, loads nothing
+        return str(args.baseline_id)
+    if args.baseline is None:
+        return None
+    value: str = args.baseline
+    path = Path(value)
+    if os.path.lexists(path):
+        try:
+            folder = saved_trace(path)
+        except TlnetronError:
+            raise TlnetronError(
+                ErrorCode.INVALID_BASELINE,
+                f"--baseline {value!r} is not a TorchLens save (a folder with manifest.json written by torchlens.save).",
+                where="baseline",
+                remedy=f"pass --baseline with the reference run's folder written by torchlens.save, or --baseline-id {shlex.quote(value)} to record a run identifier.",
+            ) from None
+        if os.path.samefile(folder, trace):
+            raise self_baseline_refusal(f"the saved trace being exported ({trace})")
+        return folder
+    looks_like_path = os.sep in value or bool(os.altsep and os.altsep in value) or value.endswith(".tlspec")
+    raise TlnetronError(
+        ErrorCode.INVALID_BASELINE,
+        f"--baseline {value!r} does not exist" + ("." if looks_like_path else " (--baseline names a saved trace)."),
+        where="baseline",
+        remedy=(
+            "pass --baseline with the reference run's folder written by torchlens.save"
+            + (f", or --baseline-id {shlex.quote(value)} to record a run identifier." if not looks_like_path else " (check the path).")
+        ),
+    )
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    from . import export
-    from .reader import load_saved_trace
+    from .options import check_options
+    from .reader import saved_trace
 
-    attachment = {"on": True, "off": False, "auto": None}[args.attachment]
-    log = load_saved_trace(args.trace)
-    result = export(
-        log,
-        args.output,
-        granularity=args.granularity,
-        depth=args.depth,
-        show_buffers=args.show_buffers,
-        attachment=attachment,
-        baseline=_baseline_arg(args.baseline),
-        serve=args.serve,
-        progress=_Bar(args.progress),
-    )
+    # Everything a person can get wrong is refused here, before the slow part.
+    attachment = _ATTACHMENT[args.attachment]
+    path = check_options(args.output, args.granularity, args.depth, args.show_buffers, attachment, args.serve)
+    trace = saved_trace(args.trace)
+    baseline = _baseline(args, trace)
+    if args.serve:
+        from .serve import require_netron
+
+        require_netron()
+    with _Bar(args.progress) as bar:
+        bar.stage("import")
+        from .api import export
+        from .reader import load_saved_trace, trace_classes
+
+        trace_classes()  # imports torch and torchlens
+        _notice_unpickling(trace)
+        bar.stage("load")
+        log = load_saved_trace(trace)
+        if isinstance(baseline, Path):
+            _notice_unpickling(baseline)
+            reference: Any = load_saved_trace(baseline)
+        else:
+            reference = baseline
+        result = export(
+            log,
+            path,
+            granularity=args.granularity,
+            depth=args.depth,
+            show_buffers=args.show_buffers,
+            attachment=attachment,
+            baseline=reference,
+            serve=args.serve,
+            progress=bar,
+        )
     _print_result(result)
     if result.url:
         print(f"serving    {result.url}  (Ctrl+C stops)")
@@ -193,16 +433,30 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 def _cmd_schema(args: argparse.Namespace) -> int:
     from .schemas import schema_dir, schema_files
 
+    files = schema_files()
+    dest = Path(args.copy_to) if args.copy_to else None
+    if dest is not None:
+        _check_folder(dest, "--copy-to")
+        for path in files.values():
+            if (dest / path.name).is_dir():
+                raise TlnetronError(
+                    ErrorCode.DESTINATION_UNWRITABLE,
+                    f"--copy-to {str(dest)!r} holds a folder named {path.name!r}, where a schema file goes; nothing was written.",
+                    where=str(dest / path.name),
+                    remedy="pass --copy-to with another folder.",
+                )
     base = schema_dir()
     print(base)
-    for sid, path in schema_files().items():
+    for sid, path in files.items():
         print(f"  {path.name}\t{sid}")
-    if args.copy_to:
-        dest = Path(args.copy_to)
-        dest.mkdir(parents=True, exist_ok=True)
-        for path in schema_files().values():
-            shutil.copyfile(path, dest / path.name)
-        print(f"copied {len(schema_files())} schema files to {dest}")
+    if dest is not None:
+        try:
+            dest.mkdir(parents=True, exist_ok=True)
+            for path in files.values():
+                shutil.copyfile(path, dest / path.name)
+        except OSError as exc:
+            raise _unwritable(dest, "--copy-to", exc) from None
+        print(f"copied {len(files)} schema files to {dest}")
     return EXIT_OK
 
 
@@ -232,12 +486,14 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     exp.add_argument("trace", help="folder written by torchlens.save (unpickled: trusted files only)")
-    exp.add_argument("-o", "--output", help="artifact path ending in .json (e.g. model.onnx.json)")
+    exp.add_argument("-o", "--output", metavar="PATH", help="artifact path ending in .json (e.g. model.onnx.json)")
     exp.add_argument("--granularity", choices=GRANULARITY, default="module")
-    exp.add_argument("--depth", type=int, default=None, help="module depth for the root graph (module view)")
+    exp.add_argument("--depth", type=int, default=None, metavar="N", help="module depth for the root graph (module view)")
     exp.add_argument("--show-buffers", choices=BUFFER_POLICY, default="meaningful")
     exp.add_argument("--attachment", choices=("auto", "on", "off"), default="auto", help="write the metrics companion (auto: beside a file)")
-    exp.add_argument("--baseline", help="a saved reference trace folder (per-node diff) or an identifier string")
+    base = exp.add_mutually_exclusive_group()
+    base.add_argument("--baseline", metavar="REF", help="the reference run's saved trace folder: per-node diff facts (unpickled: trusted files only)")
+    base.add_argument("--baseline-id", metavar="ID", help="a run identifier for the baseline, recorded verbatim (nothing is diffed)")
     exp.add_argument("--serve", action="store_true", help="serve the result in Netron on 127.0.0.1")
     exp.add_argument("--progress", action=argparse.BooleanOptionalAction, default=sys.stderr.isatty(), help="progress bar on stderr")
     exp.set_defaults(func=_cmd_export)
@@ -259,17 +515,44 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _stop_quietly_on_closed_pipe() -> None:
+    """The reader of stdout (or stderr) went away: send what is left to /dev/null, so the
+    interpreter's last flush neither fails nor prints "Exception ignored"."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            os.dup2(devnull, stream.fileno())
+        except (OSError, ValueError):
+            pass
+    os.close(devnull)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        code: int = args.func(args)
+        with warnings.catch_warnings():
+            warnings.simplefilter("always", TlnetronWarning)
+            python_showwarning = warnings.showwarning
+
+            def show(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: TextIO | None = None, line: str | None = None) -> None:
+                if isinstance(message, TlnetronWarning):
+                    _ERR.line(f"warning {message.code} {message.message}")
+                else:
+                    python_showwarning(message, category, filename, lineno, file, line)
+
+            warnings.showwarning = show
+            code: int = args.func(args)
+        sys.stdout.flush()
     except TlnetronError as exc:
-        print(f"tlnetron: {exc}", file=sys.stderr)
+        _ERR.line(f"tlnetron: {exc.text(cli_spelling)}")
         return EXIT_REFUSED
     except KeyboardInterrupt:
         return EXIT_OK
+    except BrokenPipeError:
+        _stop_quietly_on_closed_pipe()
+        return EXIT_PIPE_CLOSED
     return code
 
 

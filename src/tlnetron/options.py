@@ -71,7 +71,7 @@ def check_options(
     if attachment is not None and not isinstance(attachment, bool):
         raise TlnetronError(
             ErrorCode.INVALID_OPTION,
-            (Opt("attachment", attachment), " must be None, True or False."),
+            (Opt("attachment", attachment), " is not one of the three choices."),
             where="attachment",
             remedy=(
                 "use ", Opt("attachment", None), " (default: write it beside a file), ",
@@ -81,7 +81,7 @@ def check_options(
     if not isinstance(serve, bool):
         raise TlnetronError(
             ErrorCode.INVALID_OPTION,
-            (Opt("serve", serve), " must be True or False."),
+            (Opt("serve", serve), " is not one of the two choices."),
             where="serve",
             remedy=("use ", Opt("serve", True), " or leave it out."),
         )
@@ -89,7 +89,7 @@ def check_options(
         if attachment is True:
             raise TlnetronError(
                 ErrorCode.ATTACHMENT_NEEDS_PATH,
-                (Opt("attachment", True), " needs a file for the companion to sit beside, but there is none: ", Opt("path", None), "."),
+                (Opt("attachment", True), " needs a file for the companion to sit beside, and there is none (", Opt("path", None), ")."),
                 where="attachment",
                 remedy=(
                     "pass ", Opt("path", "model.onnx.json"), ", or leave ", Opt("attachment", None),
