@@ -1,9 +1,11 @@
 """The default module view is a real diagram even for wrapped models.
 
 Issue: a model that reaches TorchLens wrapped (``Wrapper(model)``, whose forward only calls
-``self.model``) drew one lonely box at module depth 1. Left without ``depth=``, the module
-view now starts at depth 1 and descends through single-call wrappers, and says so
-(``torchlens.depth_reason`` in the model metadata and in the root graph's docString). An
+``self.model``) drew one lonely box at module depth 1, and so did task-head models around
+their backbone. Left without ``depth=``, the module view starts at depth 1 and, while the
+root draws fewer than five boxes of substance, opens the calls holding a third or more of
+the ops (a wrapper, a backbone, an encoder and a decoder, a module called twice), and says
+so (``torchlens.depth_reason`` in the model metadata and in the root graph's docString). An
 explicit ``depth=`` is obeyed exactly, with no reason recorded.
 
 A "box of substance" at the root is a module-call node (domain ``ai.torchlens.module``) or
@@ -196,7 +198,7 @@ def test_wrapped_model_default_view_is_a_diagram(zoo_trace: ZooTrace, tmp_path: 
     assert DESCENDED in model["graph"]["docString"]
 
 
-@pytest.mark.parametrize("name", ["resnet", "demo", "t5"])
+@pytest.mark.parametrize("name", ["resnet", "demo"])
 def test_model_already_a_diagram_stays_at_depth_one(zoo_trace: ZooTrace, tmp_path: Path, name: str) -> None:
     model = export(zoo_trace(name), tmp_path / "m.onnx.json")
     m = meta(model)
@@ -221,17 +223,37 @@ def test_chain_of_two_wrappers_descends_two_levels(chain_trace: torchlens.Trace,
     assert len(substance(model)) > 1
 
 
-@pytest.mark.parametrize("wrapper", [CallsTwice, Scaled], ids=["calls-twice", "substantive-op"])
-def test_not_a_single_call_wrapper_stays_at_depth_one(tmp_path: Path, wrapper: type[nn.Module]) -> None:
+OPENED = "opened the blocks holding most of the model"
+
+
+@pytest.mark.parametrize(("wrapper", "boxes"), [(CallsTwice, 6), (Scaled, 4)], ids=["calls-twice", "substantive-op"])
+def test_a_root_of_two_boxes_opens_the_calls_holding_the_model(tmp_path: Path, wrapper: type[nn.Module], boxes: int) -> None:
+    """Not single-call wrappers, but two boxes are no diagram: the call(s) holding a third or
+    more of the ops are opened (both calls of a module called twice, the block beside a mul)."""
     torch.manual_seed(0)
     inner = nn.Sequential(nn.Linear(5, 5), nn.ReLU(), nn.Linear(5, 5))
     log = torchlens.trace(wrapper(inner).eval(), torch.randn(2, 5))
     model = export(log, tmp_path / "m.onnx.json")
     m = meta(model)
-    assert int(m["torchlens.depth"]) == 1
-    assert "torchlens.depth_reason" not in m
-    assert len(substance(model)) == 2
-    assert root_calls(model)[0] == "inner:1"
+    assert int(m["torchlens.depth"]) == 2
+    reason = m["torchlens.depth_reason"]
+    assert OPENED in reason and "`inner`" in reason and DESCENDED not in reason, reason
+    assert reason in model["graph"]["docString"]
+    assert root_calls(model) == []
+    assert len(substance(model)) == boxes
+    # depth=1 still draws the calls as boxes.
+    assert len(substance(export(log, tmp_path / "d1.onnx.json", depth=1))) == 2
+
+
+def test_an_encoder_decoder_opens_both_halves(zoo_trace: ZooTrace, tmp_path: Path) -> None:
+    """T5: encoder and decoder (each a third or more of the ops) open together, not one alone."""
+    model = export(zoo_trace("t5"), tmp_path / "m.onnx.json")
+    reason = meta(model)["torchlens.depth_reason"]
+    assert OPENED in reason and "`encoder`" in reason and "`decoder`" in reason, reason
+    calls = root_calls(model)
+    assert "encoder:1" not in calls and "decoder:1" not in calls
+    assert any(c.startswith("encoder.") for c in calls) and any(c.startswith("decoder.") for c in calls), calls
+    assert len(substance(model)) >= 5
 
 
 # ------------------------------------------------------------------ explicit depth

@@ -24,6 +24,7 @@ __all__ = [
     "graph_io",
     "input_names_memo_clear",
     "input_names_value",
+    "LEGIBILITY_BUDGET",
     "full_texts",
     "one_line",
     "shortened",
@@ -360,6 +361,10 @@ def root_graph(
         values=tuple(v for key, v in produced.items() if key not in out_names),
         doc=doc,
     )
+
+
+LEGIBILITY_BUDGET = 27
+"""Ranks (boxes along the longest path) a root graph can have and still read as a diagram."""
 
 
 def root_ranks(graph: PGraph) -> int:

@@ -197,6 +197,8 @@ class Projection:
     show_buffers: str = "meaningful"
     hidden_buffers: int = 0
     hidden_ops: int = 0
+    side_ops: int = 0
+    """Ops not drawn because none of their results reach a model output (module view)."""
     warnings: tuple[str, ...] = ()
     root_ranks: int = 0
     totals: Facts = field(default_factory=Facts)

@@ -3,9 +3,12 @@
 Each kept module call becomes a FunctionProto in ``ai.torchlens.module`` (name = class name,
 overload = the call label, so repeated calls stay distinct), called by one node in its
 parent's body. The root graph groups at a module depth (default: start at 1 and descend
-through single-call wrappers; an explicit ``depth=N`` is obeyed exactly); calls above that
-depth dissolve into the root, deeper ones nest behind Netron's drill-down. Single-op calls are
-inlined. A call's inputs are the values produced outside it and consumed inside (in order of
+while the root draws fewer than five boxes of substance, as for a wrapper or a task-head
+model around its backbone, as long as the next depth shows more and stays within the
+legibility budget; an explicit ``depth=N`` is obeyed exactly); calls above that depth
+dissolve into the root, deeper ones nest behind Netron's drill-down. Single-op calls are
+inlined. Side computations (ops none of whose results reach a model output, such as an
+attention-mask check ending in a scalar) are not drawn; each call that held some says so. A call's inputs are the values produced outside it and consumed inside (in order of
 first use); its outputs are the values produced inside and used outside (in production order).
 Everything is one pass over the ops in execution order, so the cost is linear in
 ops x nesting depth.
@@ -20,16 +23,30 @@ from ._generated.vocab import Granularity, NodeAttr, NodeRole
 from .buffers import BufferResult, apply_buffer_policy
 from .facts import Facts, bytes_text, duration_text, flops_text, sum_facts
 from .ir import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, ModuleCallIR, OpIR, TraceIR
-from .nodes import DOMAIN_MODULE, fact_metadata, one_line, op_facts, op_node, op_value, root_graph, root_ranks
+from .nodes import (
+    DOMAIN_MODULE,
+    LEGIBILITY_BUDGET,
+    fact_metadata,
+    one_line,
+    op_facts,
+    op_node,
+    op_value,
+    root_graph,
+    root_ranks,
+)
 from .progress import every_share
 from .projection import PFunction, PGraph, PNode, PValue, Projection
 
-__all__ = ["TRIVIAL_OP_TYPES", "project_module"]
+__all__ = ["MIN_ROOT_BOXES", "TRIVIAL_OP_TYPES", "project_module", "side_computations"]
 
 TRIVIAL_OP_TYPES = frozenset(
     {"getitem", "getattr", "view", "reshape", "contiguous", "to", "type", "identity", "clone", "detach", "flatten", "squeeze", "unsqueeze"}
 )
 """Ops that do not make a root graph a diagram on their own (issue: wrapped models)."""
+
+MIN_ROOT_BOXES = 5
+"""Boxes of substance (module calls and non-trivial ops) below which the automatic depth
+looks one level deeper: fewer do not read as an architecture diagram."""
 
 MAX_FUNCTIONS = 10_000
 """onnx.checker refuses a model with more local functions than this."""
@@ -60,6 +77,21 @@ class _Body:
     unknown_flops: int = 0
     hidden_buffers: int = 0
     hidden_ops: int = 0
+    side_ops: int = 0
+
+
+def side_computations(ops: tuple[OpIR, ...]) -> frozenset[str]:
+    """Ops none of whose results reach a model output (or a buffer that is drawn).
+
+    Attention-mask checks (``sum`` / ``eq`` / ``all`` ending in a scalar that Python tests)
+    are the common case: real work, but no part of the data flow a diagram shows.
+    """
+    live: set[str] = set()
+    for op in reversed(ops):
+        if op.role != ROLE_OP or op.name in live:
+            live.update(op.parents)
+            live.add(op.name)
+    return frozenset(op.name for op in ops if op.role == ROLE_OP and op.name not in live)
 
 
 def _depths(calls: tuple[ModuleCallIR, ...]) -> dict[str, int]:
@@ -78,42 +110,90 @@ def _depths(calls: tuple[ModuleCallIR, ...]) -> dict[str, int]:
     return depth
 
 
-def _root_summary(ops: tuple[OpIR, ...], counts: dict[str, int], depth: dict[str, int], d: int) -> tuple[set[str], bool]:
-    """Calls drawn at the root for grouping depth ``d``, and whether a non-trivial op is there."""
-    root_calls: set[str] = set()
-    substantive = False
+@dataclass(frozen=True, slots=True)
+class _RootAt:
+    """What the root graph would draw with a given set of module calls kept as boxes."""
+
+    calls: tuple[str, ...]  # module calls drawn as boxes, in order of first op
+    substantive_ops: int  # ops drawn as boxes that are not trivial views
+    ranks: int  # boxes along the longest path, inputs and outputs included
+
+    @property
+    def boxes(self) -> int:
+        return len(self.calls) + self.substantive_ops
+
+
+def _root_at(ops: tuple[OpIR, ...], boxed: set[str]) -> _RootAt:
+    calls: dict[str, None] = {}
+    substantive = 0
+    item_of: dict[str, str] = {}
+    rank: dict[str, int] = {}
+    longest = 0
     for op in ops:
-        if op.role in (ROLE_INPUT, ROLE_OUTPUT):
+        if op.role == ROLE_INPUT:
+            item_of[op.name] = op.name
+            rank[op.name] = 1
             continue
-        top = next((c for c in op.module_calls if depth.get(c, 0) >= d and counts.get(c, 0) >= 2), None)
-        if top is None:
-            if op.role == ROLE_OP and op.op_type not in TRIVIAL_OP_TYPES:
-                substantive = True
+        top = None
+        if op.role != ROLE_OUTPUT:
+            top = next((c for c in op.module_calls if c in boxed), None)
+            if top is None:
+                substantive += op.role == ROLE_OP and op.op_type not in TRIVIAL_OP_TYPES
+            else:
+                calls[top] = None
+        item = top or op.name
+        item_of[op.name] = item
+        r = rank.get(item, 1)
+        for parent in op.parents:
+            source = item_of.get(parent)
+            if source is not None and source != item and rank[source] + 1 > r:
+                r = rank[source] + 1
+        rank[item] = r
+        longest = max(longest, r)
+    return _RootAt(tuple(calls), substantive, longest)
+
+
+def _open_main_blocks(
+    ops: tuple[OpIR, ...], boxable: set[str], counts: dict[str, int], depth: dict[str, int], by_label: dict[str, ModuleCallIR]
+) -> tuple[set[str], int, str | None]:
+    """The calls the automatic module view opens, the depth it reaches, and why.
+
+    While the root draws fewer than :data:`MIN_ROOT_BOXES` boxes of substance, the calls
+    holding at least a third of the ops each (a wrapper, the backbone beside a task head, an
+    encoder and a decoder) are opened together, as long as that does not draw fewer boxes
+    and stays within the legibility budget.
+    """
+    total = sum(1 for op in ops if op.role not in (ROLE_INPUT, ROLE_OUTPUT))
+    opened: set[str] = set()
+    here = _root_at(ops, boxable)
+    wrappers: list[str] = []
+    steps: list[str] = []
+    while here.boxes < MIN_ROOT_BOXES and here.calls:
+        big = [c for c in here.calls if counts[c] * 3 >= total]
+        if not big:
+            break  # no block dominates: the root already shows the architecture
+        deeper = _root_at(ops, boxable - opened - set(big))
+        if deeper.boxes < here.boxes or deeper.ranks > LEGIBILITY_BUDGET:
+            break  # opening them would draw less, or a rope
+        if len(here.calls) == 1 and not here.substantive_ops:
+            wrappers.append(by_label[big[0]].address)
         else:
-            root_calls.add(top)
-    return root_calls, substantive
-
-
-def _choose_depth(
-    ops: tuple[OpIR, ...], counts: dict[str, int], depth: dict[str, int], by_label: dict[str, ModuleCallIR]
-) -> tuple[int, str | None]:
-    max_depth = max(depth.values(), default=1)
-    d = 1
-    passed: list[str] = []
-    while d < max_depth:
-        root_calls, substantive = _root_summary(ops, counts, depth, d)
-        if len(root_calls) != 1 or substantive:
-            break
-        (only,) = root_calls
-        deeper, _ = _root_summary(ops, counts, depth, d + 1)
-        if len(deeper) <= 1 and deeper <= {only}:
-            break  # descending would not show more
-        passed.append(by_label[only].address)
-        d += 1
-    if not passed:
-        return d, None
-    names = ", then ".join(f"`{a}`" for a in passed)
-    return d, f"Grouped at module depth {d}: descended through single-call wrapper {names} (pass depth=1 to see the wrapper as one box)."
+            drawn = ", ".join(f"`{by_label[c].address}`" for c in here.calls)
+            drawn += f" and {here.substantive_ops} op(s)" if here.substantive_ops else ""
+            what = ", ".join(f"`{by_label[c].address}` ({counts[c]} of {total} ops)" for c in big)
+            steps.append(f"{what}, where the root drew {here.boxes} box(es) of substance ({drawn})")
+        opened.update(big)
+        here = deeper
+    reached = 1 + max((depth[c] for c in opened), default=0)
+    if not opened:
+        return opened, reached, None
+    parts = []
+    if wrappers:
+        parts.append("descended through single-call wrapper " + ", then ".join(f"`{a}`" for a in wrappers))
+    if steps:
+        parts.append("opened the blocks holding most of the model: " + "; then ".join(steps))
+    why = f"Grouped down to module depth {reached}: {'; '.join(parts)}. Pass depth=1 to see the top-level modules as boxes."
+    return opened, reached, why
 
 
 def _traverse(
@@ -190,7 +270,8 @@ def project_module(
     """Project ``ir`` as nested module calls grouped at ``depth_arg`` (None: automatic); ``progress(bodies, of)``
     is called as the function bodies are built."""
     kept: BufferResult = apply_buffer_policy(ir.ops, show_buffers)
-    ops = kept.ops
+    side = side_computations(kept.ops)
+    ops = tuple(op for op in kept.ops if op.name not in side) if side else kept.ops
     by_label = {c.label: c for c in ir.calls}
     depth = _depths(ir.calls)
     counts: dict[str, int] = {}
@@ -198,12 +279,13 @@ def project_module(
         if op.role not in (ROLE_INPUT, ROLE_OUTPUT):
             for c in op.module_calls:
                 counts[c] = counts.get(c, 0) + 1
+    boxable = {c for c in by_label if counts.get(c, 0) >= 2}
     if depth_arg is None:
-        d, reason = _choose_depth(ops, counts, depth, by_label)
+        opened, d, reason = _open_main_blocks(ops, boxable, counts, depth, by_label)
+        kept_calls = boxable - opened
     else:
         d, reason = depth_arg, None
-
-    kept_calls = {c for c in by_label if depth.get(c, 0) >= d and counts.get(c, 0) >= 2}
+        kept_calls = {c for c in boxable if depth.get(c, 0) >= d}
     inlined = _cap_functions(kept_calls, depth)
     facts_of = {op.name: op_facts(op) for op in ops if op.role == ROLE_OP}
     while True:
@@ -215,6 +297,9 @@ def project_module(
         if not idle:
             break
         kept_calls -= idle
+    for op in kept.ops if side else ():
+        if op.name in side:  # said on the innermost drawn call that held it
+            bodies[next((c for c in reversed(op.module_calls) if c in bodies), None)].side_ops += 1
 
     values: dict[str, PValue] = {op.name: op_value(op) for op in ops if op.role != ROLE_OUTPUT}
 
@@ -270,9 +355,10 @@ def project_module(
         inputs,
         outputs,
         {op.name: values[op.name] for op in inputs},
-        doc=_hidden_text(root.hidden_buffers, root.hidden_ops, "at the root"),
+        doc=_hidden_text(root, "at the root"),
     )
-    leaf_facts = list(facts_of.values())
+    # Model totals count every op, side computations included (they ran).
+    leaf_facts = [*facts_of.values(), *(op_facts(op) for op in kept.ops if op.name in side)]
     return Projection(
         granularity=Granularity.MODULE,
         graph=graph,
@@ -283,15 +369,22 @@ def project_module(
         show_buffers=show_buffers,
         hidden_buffers=kept.hidden_buffers,
         hidden_ops=kept.hidden_ops,
+        side_ops=len(side),
         root_ranks=root_ranks(graph),
         totals=sum_facts(leaf_facts, inclusive=False),
     )
 
 
-def _hidden_text(buffers: int, ops: int, where: str) -> str:
-    if not buffers and not ops:
-        return ""
-    return f"Hidden by the buffer policy {where}: {buffers} buffer(s), {ops} counter-update op(s)."
+def _hidden_text(b: _Body, where: str) -> str:
+    lines = []
+    if b.hidden_buffers or b.hidden_ops:
+        lines.append(f"Hidden by the buffer policy {where}: {b.hidden_buffers} buffer(s), {b.hidden_ops} counter-update op(s).")
+    if b.side_ops:
+        lines.append(
+            f"Not drawn {where}: {b.side_ops} side computation op(s) whose results reach no model output "
+            '(such as attention-mask checks); granularity="op" draws them.'
+        )
+    return " ".join(lines)
 
 
 def _call_node(call: ModuleCallIR, inputs: tuple[str, ...], outputs: tuple[str, ...], facts: Facts, b: _Body) -> PNode:
@@ -302,7 +395,7 @@ def _call_node(call: ModuleCallIR, inputs: tuple[str, ...], outputs: tuple[str, 
     ]
     if call.num_params > 0:
         attrs.append((NodeAttr.NUM_PARAMS, call.num_params))
-    hidden = _hidden_text(b.hidden_buffers, b.hidden_ops, "inside this call")
+    hidden = _hidden_text(b, "inside this call")
     if hidden:
         attrs.append((NodeAttr.HIDDEN, hidden))
     meta = fact_metadata(facts, unknown_flops=b.unknown_flops)
