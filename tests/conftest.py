@@ -34,7 +34,6 @@ def zoo_trace() -> ZooTrace:
     return get
 
 
-
 @pytest.fixture(scope="session", autouse=True)
 def _nothing_left_in_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """The session's temporary files go to a folder of their own, which must be empty at

@@ -169,6 +169,7 @@ class _Bar:
         self._state: tuple[str, int, int] = ("", 0, 1)
         self._drawn: tuple[str, int] | None = None
         self._finished = False
+        self._lock = threading.Lock()  # the ticker and the work both draw
         self._stop = threading.Event()
         self._ticker: threading.Thread | None = None
 
@@ -199,16 +200,16 @@ class _Bar:
             self._draw()
 
     def _draw(self) -> None:
-        stage, done, total = self._state
-        if self._finished or not stage:
-            return
-        filled = self.width * done // total
-        final = done >= total and stage == "done"
-        self._finished = final
-        _ERR.bar(
-            f"[{'#' * filled}{'.' * (self.width - filled)}] {100 * done // total:3d}% {stage:<9} {time.perf_counter() - self.t0:6.2f} s",
-            final=final,
-        )
+        with self._lock:
+            stage, done, total = self._state
+            if self._finished or not stage:
+                return
+            filled = self.width * done // total
+            self._finished = done >= total and stage == "done"
+            _ERR.bar(
+                f"[{'#' * filled}{'.' * (self.width - filled)}] {100 * done // total:3d}% {stage:<9} {time.perf_counter() - self.t0:6.2f} s",
+                final=self._finished,
+            )
 
     def _tick(self) -> None:
         while not self._stop.wait(self.tick):
