@@ -593,3 +593,43 @@ def test_serve_refuses_an_address_it_cannot_honour(
         tlserve.serve_files(exported.artifact, exported.companion, host=host, port=port)
     assert info.value.code == "serve_address_unavailable" and says in str(info.value)
     assert browser.calls == [] and {t.ident for t in threading.enumerate()} <= before
+
+
+@pytest.mark.parametrize(
+    ("flags", "says"),
+    [(["--host", "0.0.0.0"], "every network interface"), (["--port", "70000"], "not a port number"), (["--host", "nowhere.example"], "not an IP address")],
+)
+def test_cli_serve_refuses_an_address_it_cannot_honour(log: torchlens.Trace, tmp_path: Path, flags: list[str], says: str) -> None:
+    result = export(log, tmp_path / "m.onnx.json")
+    assert result.artifact is not None and result.companion is not None
+    proc = subprocess.run(
+        [sys.executable, "-m", "tlnetron.cli", "serve", str(result.artifact), "--attachment", str(result.companion), "--no-browser", *flags],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 3, proc.stderr
+    assert proc.stderr.startswith("tlnetron: [serve_address_unavailable]") and says in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+
+
+def test_cli_serve_on_a_chosen_port(log: torchlens.Trace, tmp_path: Path) -> None:
+    result = export(log, tmp_path / "m.onnx.json")
+    assert result.artifact is not None
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-u", "-m", "tlnetron.cli", "serve", str(result.artifact), "--no-browser", "--host", LOOPBACK, "--port", str(port)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert line.split()[:2] == ["serving", f"http://{LOOPBACK}:{port}/"], line
+        assert get(f"http://{LOOPBACK}:{port}/tlnetron/data/model") == (200, result.artifact.read_bytes())
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()

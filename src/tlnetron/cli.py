@@ -425,7 +425,10 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 def _cmd_serve(args: argparse.Namespace) -> int:
     from .serve import serve_files, wait_forever
 
-    result = serve_files(Path(args.artifact), Path(args.attachment) if args.attachment else None, browse=not args.no_browser)
+    result = serve_files(
+        Path(args.artifact), Path(args.attachment) if args.attachment else None,
+        browse=not args.no_browser, host=args.host, port=args.port,
+    )
     print(f"serving    {result.url}  (Ctrl+C stops)")
     wait_forever(result)
     return EXIT_OK
@@ -508,6 +511,8 @@ def build_parser() -> argparse.ArgumentParser:
     srv.add_argument("artifact")
     srv.add_argument("--attachment")
     srv.add_argument("--no-browser", action="store_true", help="do not open a browser tab")
+    srv.add_argument("--host", default="127.0.0.1", help="address to serve on (default 127.0.0.1: this machine only)")
+    srv.add_argument("--port", type=int, default=0, help="port to serve on (default 0: any free port)")
     srv.set_defaults(func=_cmd_serve)
 
     sch = sub.add_parser("schema", help="print where the installed JSON Schemas are (and copy them out)")

@@ -349,7 +349,7 @@ def serve_bytes(
     require_netron()
     gate = netron_age_gate()
     if gate:
-        print(f"tlnetron: warning: {gate}", file=sys.stderr)
+        warn(WarningCode.NETRON_APP_EXPIRED, gate)
     if companion is not None:
         _companion_object(*companion)
     served = _start_server(model, companion, host, port)

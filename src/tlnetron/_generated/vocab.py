@@ -3,7 +3,7 @@
 #   schema/companion.schema.json (sha256 9aae5d8e60f8b066a770c9edd3245996e125f422cd7c1570e35e67b6328ee9f1)
 #   schema/model-metadata.schema.json (sha256 32afa815e2262112674f65d9d4d9d6d25169164e50f1432e1ea0fe2d908af0f7)
 #   schema/node-properties.schema.json (sha256 a1d6a45259c404a8763ed7b044efb3a9650391f4069b67cb67efde48a2e32214)
-#   schema/vocabularies.schema.json (sha256 b4fac53e53b0a8e88db29a5d6414423ec8b10b9560dc3c51047a5b901ab807a1).
+#   schema/vocabularies.schema.json (sha256 8e8e13c8f0de7fd688d27d345996441d4c4d135b946873a398186bdf875d09b1).
 # Regenerate with `nox -s codegen` (or `python codegen/generate.py`).
 """Closed vocabularies, metadata key names and schema facts from tlnetron's JSON Schemas.
 
@@ -365,6 +365,8 @@ class WarningCode:
     """tlnetron serve was bound to an address other machines can reach: anyone who reaches it can read the model."""
     COMPANION_MISMATCH = "companion_mismatch"
     """The companion served beside an artifact was written by another export (their export ids differ)."""
+    NETRON_APP_EXPIRED = "netron_app_expired"
+    """The installed Netron web app is more than 180 days past its build date and will only ask to be updated."""
 
 
 WARNING_CODE: tuple[str, ...] = (
@@ -376,6 +378,7 @@ WARNING_CODE: tuple[str, ...] = (
     "onnx_checker_quadratic",
     "serve_beyond_loopback",
     "companion_mismatch",
+    "netron_app_expired",
 )
 WARNING_CODE_DOC: dict[str, str] = {
     "legibility_budget_exceeded": "The root graph is deeper than about 27 ranks: Netron draws a rope.",
@@ -386,6 +389,7 @@ WARNING_CODE_DOC: dict[str, str] = {
     "onnx_checker_quadratic": "The installed onnx (1.23 so far) full-checks model-local functions in time that grows with the square of their number, and this module view has thousands: the check dominates the export. onnx 1.22.0 runs the same check in linear time. About the exporter's environment, not the artifact: never recorded in it.",
     "serve_beyond_loopback": "tlnetron serve was bound to an address other machines can reach: anyone who reaches it can read the model.",
     "companion_mismatch": "The companion served beside an artifact was written by another export (their export ids differ).",
+    "netron_app_expired": "The installed Netron web app is more than 180 days past its build date and will only ask to be updated.",
 }
 
 
