@@ -43,6 +43,15 @@ def read_baseline(subject: Any, baseline: Any) -> tuple[tuple[str, str | dict[st
                     ", or the reference run's trace: ", Opt("baseline", Placeholder("ref_log")), ".",
                 ),
             )
+        try:
+            baseline.encode("utf-8")
+        except UnicodeEncodeError:
+            raise TlnetronError(
+                ErrorCode.INVALID_BASELINE,
+                (Opt("baseline", baseline), " is not valid Unicode text (it holds lone surrogates), so the artifact cannot record it."),
+                where="baseline",
+                remedy=("pass a run identifier of valid UTF-8 text, such as ", Opt("baseline", "run-2026-11-29"), "."),
+            ) from None
         return (BaselineKind.IDENTIFIER, baseline), None
     from .reader import read_diff
 

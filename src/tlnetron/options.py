@@ -17,7 +17,7 @@ from pathlib import Path
 from ._generated.vocab import BUFFER_POLICY, GRANULARITY, ErrorCode, Granularity
 from .errors import Opt, TlnetronError
 
-__all__ = ["check_options"]
+__all__ = ["check_options", "check_progress"]
 
 
 def check_options(
@@ -112,6 +112,7 @@ def check_options(
             remedy=("pass ", Opt("path", "model.onnx.json"), "."),
         )
     p = Path(os.fspath(path))
+    _check_path_text(p)
     if not p.name.lower().endswith(".json") or p.name.lower().endswith(".attachment.json"):
         raise TlnetronError(
             ErrorCode.INVALID_PATH,
@@ -119,7 +120,7 @@ def check_options(
             where=str(p),
             remedy=f'name the artifact like "{p.stem or "model"}.onnx.json": Netron reads ONNX JSON by that ending.',
         )
-    if p.is_dir():
+    if p.is_dir():  # after the checks above, stat() cannot raise on the path's text
         raise TlnetronError(
             ErrorCode.INVALID_PATH, f"{str(p)!r} is a directory.", where=str(p), remedy="pass a file path inside it, e.g. its_folder/model.onnx.json."
         )
@@ -132,3 +133,54 @@ def check_options(
             remedy="create the folder first, or choose one you can write to.",
         )
     return p
+
+
+_BESIDE_BYTES = len(".attachment.json") - len(".json") + len(".") + len(".4194304.tlnetron-tmp")
+"""Bytes the longest sibling a write makes adds to the artifact's file name: the companion's
+temporary file, ``.<stem>.attachment.json.<pid>.tlnetron-tmp``."""
+
+
+def _check_path_text(p: Path) -> None:
+    """Refuse a path the file system or JSON cannot hold, before anything touches it."""
+    text = str(p)
+    if "\x00" in text:
+        raise TlnetronError(
+            ErrorCode.INVALID_PATH, f"{text!r} contains a NUL character, which no file name can hold.",
+            where="path", remedy="pass a path without NUL characters, such as model.onnx.json.",
+        )
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise TlnetronError(
+            ErrorCode.INVALID_PATH, f"{text!r} is not valid Unicode text (it holds lone surrogates), so the "
+            "companion cannot name it in JSON.",
+            where="path", remedy="pass a path of valid UTF-8 text, such as model.onnx.json.",
+        ) from None
+    parent = p.parent if str(p.parent) else Path(".")
+    try:
+        name_max = os.pathconf(parent, "PC_NAME_MAX") if parent.is_dir() else 255
+    except (OSError, ValueError, AttributeError):
+        name_max = 255
+    longest = name_max - _BESIDE_BYTES
+    if len(p.name.encode("utf-8")) > longest:
+        raise TlnetronError(
+            ErrorCode.INVALID_PATH,
+            f"the file name is {len(p.name.encode('utf-8'))} bytes long; with the companion and the temporary files "
+            f"written beside it, this folder takes at most {longest} bytes ({name_max} per name).",
+            where="path", remedy=f"choose a file name of at most {longest} bytes, such as model.onnx.json.",
+        )
+
+
+def check_progress(progress: object) -> None:
+    """Refuse a ``progress=`` that is not a callable ``(stage, done, total)`` hook.
+
+    Raises:
+        TlnetronError: ``invalid_option``.
+    """
+    if progress is not None and not callable(progress):
+        raise TlnetronError(
+            ErrorCode.INVALID_OPTION,
+            (Opt("progress", progress), " is not a function."),
+            where="progress",
+            remedy=("pass a function called as progress(stage, done, total), or leave ", Opt("progress", None), "."),
+        )

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
+from .options import check_progress
+
 __all__ = ["PROGRESS_STAGES", "Progress", "Steps", "every_share", "report_every"]
 
 _T = TypeVar("_T")
@@ -44,6 +46,7 @@ class Steps:
     __slots__ = ("_hook", "_start", "_span", "_stage", "total")
 
     def __init__(self, hook: Progress | None, *, companion: bool) -> None:
+        check_progress(hook)
         self._hook = hook
         self._start: dict[str, int] = {}
         self._span: dict[str, int] = {}
