@@ -27,6 +27,7 @@ from torchlens.errors import TorchLensWarning
 __all__ = [
     "ALL_ZOO",
     "EXPECT",
+    "TASK_HEADS",
     "ZOO",
     "ZooExpect",
     "ZooInputs",
@@ -438,6 +439,66 @@ def _scalar_and_empty() -> tuple[nn.Module, ZooInputs]:
     return ScalarAndEmpty().eval(), ZooInputs((torch.randn(2, 4),))
 
 
+# Task-head models, what people trace most: small configs, random weights, and the inputs a
+# tokenizer or processor gives (token ids with an attention mask).
+
+
+def _tokens(n: int = 12, vocab: int = 128) -> dict[str, torch.Tensor]:
+    return {"input_ids": torch.randint(3, vocab, (1, n)), "attention_mask": torch.ones(1, n, dtype=torch.long)}
+
+
+def _llama_lm() -> tuple[nn.Module, ZooInputs]:
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(
+        vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=3, num_attention_heads=4,
+        num_key_value_heads=2, max_position_embeddings=64, bos_token_id=1, eos_token_id=2, pad_token_id=0,
+    )  # fmt: skip
+    return LlamaForCausalLM(config).eval(), ZooInputs(kwargs={**_tokens(), "use_cache": False})
+
+
+def _bert_mlm() -> tuple[nn.Module, ZooInputs]:
+    from transformers import BertConfig, BertForMaskedLM
+
+    config = BertConfig(
+        vocab_size=128, hidden_size=64, num_hidden_layers=3, num_attention_heads=4, intermediate_size=128,
+        max_position_embeddings=64, pad_token_id=0,
+    )  # fmt: skip
+    return BertForMaskedLM(config).eval(), ZooInputs(kwargs=_tokens())
+
+
+def _vit_cls() -> tuple[nn.Module, ZooInputs]:
+    from transformers import ViTConfig, ViTForImageClassification
+
+    config = ViTConfig(
+        hidden_size=64, num_hidden_layers=3, num_attention_heads=4, intermediate_size=128, image_size=32,
+        patch_size=8, num_labels=10,
+    )  # fmt: skip
+    return ViTForImageClassification(config).eval(), ZooInputs((torch.randn(1, 3, 32, 32),))
+
+
+def _resnet_cls() -> tuple[nn.Module, ZooInputs]:
+    from transformers import ResNetConfig, ResNetForImageClassification
+
+    config = ResNetConfig(embedding_size=16, hidden_sizes=[16, 32, 64], depths=[1, 1, 1], num_labels=10)
+    return ResNetForImageClassification(config).eval(), ZooInputs((torch.randn(1, 3, 64, 64),))
+
+
+def _whisper() -> tuple[nn.Module, ZooInputs]:
+    from transformers import WhisperConfig, WhisperForConditionalGeneration
+
+    config = WhisperConfig(
+        vocab_size=128, d_model=64, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
+        decoder_attention_heads=4, encoder_ffn_dim=128, decoder_ffn_dim=128, num_mel_bins=16,
+        max_source_positions=16, max_target_positions=32, pad_token_id=0, bos_token_id=1, eos_token_id=2,
+        decoder_start_token_id=1,
+    )  # fmt: skip
+    features = torch.randn(1, 16, 32)  # (batch, mel bins, frames): two conv strides give 16 positions
+    return WhisperForConditionalGeneration(config).eval(), ZooInputs(
+        (features,), {"decoder_input_ids": torch.randint(3, 128, (1, 6)), "use_cache": False}
+    )
+
+
 ZOO: dict[str, Builder] = {
     "demo": _demo,
     "gpt2": _gpt2,
@@ -455,7 +516,15 @@ ZOO: dict[str, Builder] = {
     "conv3d": _conv3d,
     "twice": _twice,
     "scalar_and_empty": _scalar_and_empty,
+    "llama_lm": _llama_lm,
+    "bert_mlm": _bert_mlm,
+    "vit_cls": _vit_cls,
+    "resnet_cls": _resnet_cls,
+    "whisper": _whisper,
 }
+
+TASK_HEADS: tuple[str, ...] = ("gpt2", "gpt2_small", "t5", "llama_lm", "bert_mlm", "vit_cls", "resnet_cls", "whisper")
+"""Zoo entries that are task-head models (a backbone and its head), as people load them."""
 
 ALL_ZOO: list[str] = list(ZOO)
 
@@ -530,6 +599,12 @@ EXPECT: dict[str, ZooExpect] = {
         num_outputs=2,
     ),
     "scalar_and_empty": ZooExpect(has_scalar=True, has_zero_dim=True),
+    "llama_lm": ZooExpect(num_inputs=2, module_addresses=("model.layers.2.self_attn", "model.norm", "lm_head")),
+    "bert_mlm": ZooExpect(num_inputs=2, module_addresses=("bert.encoder.layer.2", "cls.predictions")),
+    "vit_cls": ZooExpect(module_addresses=("vit.embeddings", "vit.layernorm", "classifier")),
+    "resnet_cls": ZooExpect(module_addresses=("resnet.encoder.stages.2", "classifier.1"), buffer_values_change=False),
+    # whisper outputs: logits, encoder_last_hidden_state.
+    "whisper": ZooExpect(num_inputs=2, num_outputs=2, module_addresses=("model.encoder.layers.1", "model.decoder.layers.1", "proj_out")),
 }
 
 # Warnings emitted while tracing zoo models, ignored only inside ``trace``.
@@ -540,6 +615,10 @@ _TRACE_WARNING_FILTERS: tuple[tuple[str, type[Warning]], ...] = (
     # batchnorm_train_stats_mutated) that tracing a train-mode BatchNorm advanced its
     # running statistics. Intended here: the entry exists to show the counter chain.
     ("tracing runs the model's REAL forward", TorchLensWarning),
+    # llama_lm, bert_mlm, whisper: transformers tests its attention mask in Python
+    # (``mask.all()`` and the like), a tensor-to-scalar escape torchlens discloses. Those
+    # side computations are what the module view leaves undrawn.
+    ("TorchLens observed .* tensor-to-Python scalar escape", TorchLensWarning),
 )
 
 
