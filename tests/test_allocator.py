@@ -43,6 +43,7 @@ def _chain(n: int) -> TraceIR:
 
 
 def _export(ir: TraceIR, path: Path) -> bytes:
+    path.parent.mkdir(parents=True, exist_ok=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TlnetronWarning)  # a constructed IR has no capture outcome
         result = export_ir(ir, path, granularity="op", depth=None, show_buffers="meaningful", attachment=None)
@@ -162,11 +163,13 @@ def test_a_large_export_gives_back_the_memory_the_checker_used(tmp_path: Path) -
 def test_a_large_export_writes_the_same_bytes_with_fastbins_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The real mallopt on a real 6,000-op export: the artifact is byte-identical."""
     ir = _chain(6000)
-    with_fastbins_off = _export(ir, tmp_path / "a.onnx.json")
+    # Same file name in two folders: the companion names its artifact, and the export id
+    # (in the artifact too) is derived from both files.
+    with_fastbins_off = _export(ir, tmp_path / "a" / "m.onnx.json")
     model = onnx.ModelProto()
     from google.protobuf import json_format
 
     json_format.Parse(with_fastbins_off, model)
     assert model.ByteSize() >= validation.FASTBINS_OFF_FROM_BYTES  # the measure really applied
     monkeypatch.setattr(validation, "FASTBINS_OFF_FROM_BYTES", 1 << 62)
-    assert _export(ir, tmp_path / "b.onnx.json") == with_fastbins_off
+    assert _export(ir, tmp_path / "b" / "m.onnx.json") == with_fastbins_off

@@ -2,8 +2,9 @@
 
 Catches unintended format changes (keys, wording, attribute sets, ordering). What varies
 from run to run or machine to machine is normalised before comparing: observed durations
-(and shares of observed time) become ``<observed>``, source line numbers ``<line>``, and
-tool versions ``<version>``. Regenerate after an intended change with::
+(and shares of observed time) become ``<observed>``, source line numbers ``<line>``, tool
+versions ``<version>``, and the export id (derived from all of it) ``<export_id>``, after
+checking that both files carry the same one. Regenerate after an intended change with::
 
     UPDATE_GOLDEN=1 pytest tests/test_golden.py
 """
@@ -26,12 +27,14 @@ from torch import nn
 
 import tlnetron
 from tlnetron import TlnetronWarning
+from tlnetron._generated.vocab import MetaKey
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 ARTIFACT = GOLDEN / "tiny_op.onnx.json"
 COMPANION = GOLDEN / "tiny_op.onnx.attachment.json"
 OBSERVED = "<observed>"
 VERSION = "<version>"
+EXPORT_ID = "<export_id>"
 MAX_BYTES = 10_000
 
 _DURATION = re.compile(r"\d[\d.,]*(?:e[+-]?\d+)? (?:s|ms|µs|ns)\b")
@@ -71,6 +74,8 @@ def normalise_artifact(data: dict[str, Any]) -> dict[str, Any]:
                     obj["value"] = OBSERVED
                 elif obj["key"] in ("torchlens.torchlens_version", "torchlens.torch_version"):
                     obj["value"] = VERSION
+                elif obj["key"] == MetaKey.EXPORT_ID:
+                    obj["value"] = EXPORT_ID
                 else:
                     obj["value"] = _text(obj["value"])
             for key, value in obj.items():
@@ -91,6 +96,8 @@ def normalise_companion(data: dict[str, Any]) -> dict[str, Any]:
         for row in data[section]:
             if _is_observed(row["name"]):
                 row["value"] = OBSERVED
+            elif row["name"] == MetaKey.EXPORT_ID:
+                row["value"] = EXPORT_ID
             elif isinstance(row["value"], str):
                 row["value"] = re.sub(r"tlnetron \S+", f"tlnetron {VERSION}", row["value"])
     return data
@@ -110,6 +117,10 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
         warnings.simplefilter("error", TlnetronWarning)  # the tiny model raises no warning
         result = tlnetron.export(log, path, granularity="op")
     assert result.companion_json is not None
+    # The id depends on the observed durations: checked here, normalised below.
+    ids = [p["value"] for p in json.loads(result.artifact_json)["metadataProps"] if p["key"] == MetaKey.EXPORT_ID]
+    ids += [r["value"] for r in json.loads(result.companion_json)["metadata"] if r["name"] == MetaKey.EXPORT_ID]
+    assert ids == [result.export_id] * 2 and re.fullmatch("[0-9a-f]{32}", result.export_id), ids
     artifact = _dump(normalise_artifact(json.loads(result.artifact_json)))
     companion = _dump(normalise_companion(json.loads(result.companion_json)))
     if os.environ.get("UPDATE_GOLDEN"):

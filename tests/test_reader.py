@@ -40,12 +40,16 @@ def test_light_buffer_read_exports_the_same_bytes(
         assert skipped, "the policy hides buffers, so some were read lightly"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TlnetronWarning)
-        via_export = export(log, tmp_path / "a.onnx.json", granularity=granularity, show_buffers=policy)
+        # One file name in two folders: the companion names its artifact, and the export
+        # id in both files is derived from both.
+        (tmp_path / "a").mkdir()
+        (tmp_path / "b").mkdir()
+        via_export = export(log, tmp_path / "a" / "m.onnx.json", granularity=granularity, show_buffers=policy)
         via_full = export_ir(
-            full, tmp_path / "b.onnx.json", granularity=granularity, depth=None, show_buffers=policy, attachment=None
+            full, tmp_path / "b" / "m.onnx.json", granularity=granularity, depth=None, show_buffers=policy, attachment=None
         )
-    assert via_export.artifact_json == via_full.artifact_json.replace("b.onnx.json", "a.onnx.json")
-    assert via_export.companion_json == via_full.companion_json.replace("b.onnx.json", "a.onnx.json")
+    assert via_export.artifact_json == via_full.artifact_json
+    assert via_export.companion_json == via_full.companion_json
     assert via_export.warnings == via_full.warnings
 
 
@@ -67,12 +71,16 @@ def test_brief_repeats_export_the_same_rolled_bytes(zoo_trace: ZooTrace, tmp_pat
     assert [op for op in brief.ops if op.pass_index == 1] == [op for op in full.ops if op.pass_index == 1]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TlnetronWarning)
-        via_export = export(log, tmp_path / "a.onnx.json", granularity="rolled", show_buffers=policy)
+        # One file name in two folders: the companion names its artifact, and the export
+        # id in both files is derived from both.
+        (tmp_path / "a").mkdir()
+        (tmp_path / "b").mkdir()
+        via_export = export(log, tmp_path / "a" / "m.onnx.json", granularity="rolled", show_buffers=policy)
         via_full = export_ir(
-            full, tmp_path / "b.onnx.json", granularity="rolled", depth=None, show_buffers=policy, attachment=None
+            full, tmp_path / "b" / "m.onnx.json", granularity="rolled", depth=None, show_buffers=policy, attachment=None
         )
-    assert via_export.artifact_json == via_full.artifact_json.replace("b.onnx.json", "a.onnx.json")
-    assert via_export.companion_json == via_full.companion_json.replace("b.onnx.json", "a.onnx.json")
+    assert via_export.artifact_json == via_full.artifact_json
+    assert via_export.companion_json == via_full.companion_json
     assert via_export.warnings == via_full.warnings
 
 

@@ -281,7 +281,7 @@ def test_both_files_are_staged_and_written_out_while_the_checker_runs(
     sizes = {"artifact": len(result.artifact_bytes), "companion": len(result.companion_bytes or b"")}
     pid = os.getpid()
     assert events == [
-        ("writeback", sizes["companion"]),  # the companion is complete before the model is built
+        ("writeback", sizes["companion"]),  # both staged once the model is built (the export id is in both)
         ("writeback", sizes["artifact"]),
         ("check", sorted([path.name, "m.onnx.attachment.json", f".{path.name}.{pid}.tlnetron-tmp", f".m.onnx.attachment.json.{pid}.tlnetron-tmp", f".{path.name}.tlnetron-lock"])),
         ("sync", sizes["artifact"]),

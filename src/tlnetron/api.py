@@ -21,6 +21,7 @@ import onnx
 from ._generated.vocab import ErrorCode, Granularity, WarningCode
 from .companion import build_companion, companion_bytes, iter_nodes
 from .errors import TlnetronError, warn
+from .export_id import PLACEHOLDER
 from .facts import bytes_text, flops_text
 from .ir import TraceIR
 from .metadata import encode_metadata, model_metadata
@@ -58,6 +59,9 @@ class ExportResult:
     the view), plus any about this machine (``onnx_checker_quadratic``), never recorded in it."""
     seconds: float
     url: str | None = None
+    export_id: str = ""
+    """The id written into the artifact's ``torchlens.export_id`` and the companion's row of
+    that name (``tlnetron.export_id``); "" for a result that did not export."""
     artifact_bytes: bytes = field(default=b"", repr=False)
     """The artifact exactly as written (UTF-8 JSON)."""
     companion_bytes: bytes | None = field(default=None, repr=False)
@@ -177,7 +181,9 @@ def _writes_companion(path: Path | None, attachment: bool | None) -> bool:
 
 def _shown(projection: Projection) -> Shown:
     nodes = frozenset(n.name.split("\n", 1)[0] for n in iter_nodes(projection))
-    return Shown(nodes=nodes, values=frozenset(), functions=frozenset(f.name for f in projection.functions))
+    return Shown(
+        nodes=nodes, values=frozenset(), functions=frozenset(f.name for f in projection.functions), export_id=PLACEHOLDER
+    )
 
 
 def _clear_text_memos() -> None:
@@ -275,13 +281,16 @@ def export_ir(
     companion_path = companion_path_for(path) if path is not None and _writes_companion(path, attachment) else None
     destinations = [p for p in (path, companion_path) if p is not None]  # replaced in this order
     with staged_files(destinations) as out:
-        # Each file is staged as soon as its bytes exist, so the kernel writes it out while
-        # the export goes on building and checking; nothing replaces an existing file
-        # until every check has passed (commit), and a refusal removes what was staged.
+        # Both files are built with a placeholder where the export id goes; the builder
+        # derives the id from both and writes it in, then both are staged, so the kernel
+        # writes them out while the export goes on checking; nothing replaces an existing
+        # file until every check has passed (commit), and a refusal removes what was staged.
         companion_refusal: TlnetronError | None = None
         if companion_path is not None and path is not None:
             steps.begin("companion")
-            companion = build_companion(projection, artifact_name=path.name, producer_version=_version())
+            companion = build_companion(
+                projection, artifact_name=path.name, producer_version=_version(), export_id=PLACEHOLDER
+            )
             steps.within(35, 100)
             problems = list(companion_problems(companion, _shown(projection)))
             steps.within(85, 100)
@@ -296,7 +305,6 @@ def export_ir(
                 )
             else:
                 companion_data = companion_bytes(companion)
-                out.stage(companion_path, companion_data)
             del companion
         steps.begin("build")
         graph_doc = f"{DISCLAIMER}\nView: {granularity}" + (f" at module depth {projection.depth}" if projection.depth else "") + "."
@@ -306,14 +314,25 @@ def export_ir(
             graph_doc += f"\n{projection.graph.doc}"
         # Built a part at a time: only the finished bytes remain when the checker parses
         # its own C++ copy of the model (3-5 KB per node).
-        built = build_model(
-            projection, encode_metadata(meta), producer_version=_version(), graph_doc=graph_doc, progress=steps.ticks(0.8)
-        )
-        artifact_data, model_data = built.json, built.proto
+        # The export id is derived from the artifact and the companion and written into both.
+        try:
+            built = build_model(
+                projection,
+                encode_metadata(meta),
+                producer_version=_version(),
+                graph_doc=graph_doc,
+                progress=steps.ticks(0.8),
+                companion=companion_data,
+            )
+        except ValueError as exc:
+            raise _artifact_invalid(str(exc)) from None
+        artifact_data, model_data, companion_data, export_id = built.json, built.proto, built.companion, built.export_id
         n_functions = len(projection.functions)
         # The projection is not needed past here: freed before the checker allocates its
         # copy, the export's peak is lower (100k ops: 776 MB, against 918 MB).
         del built, projection
+        if companion_path is not None and companion_data is not None:
+            out.stage(companion_path, companion_data)
         if path is not None:
             out.stage(path, artifact_data)
         steps.within(90, 100)
@@ -327,7 +346,8 @@ def export_ir(
         if companion_refusal is not None:
             raise companion_refusal
         steps.begin("write")
-        out.commit()
+        if destinations:  # a memory-only export writes nothing
+            out.commit()
     if n_functions >= QUADRATIC_CHECK_FROM_FUNCTIONS and checker_is_quadratic():
         # About this machine's onnx, not the artifact: warned, never recorded in it.
         messages.append((WarningCode.ONNX_CHECKER_QUADRATIC, (
@@ -351,6 +371,7 @@ def export_ir(
         function_count=counts["functions"],
         warnings=tuple(codes),
         seconds=time.perf_counter() - t0,
+        export_id=export_id,
         artifact_bytes=artifact_data,
         companion_bytes=companion_data,
     )

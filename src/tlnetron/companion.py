@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ._generated.vocab import SCHEMA_VERSION, CompanionKind, CompanionRow
+from .export_id import PLACEHOLDER
 from .facts import Facts, duration_us
 from .projection import PNode, Projection
 from .serialize import dumps_bytes
@@ -75,11 +76,20 @@ def _share(part: float, whole: float) -> str:
     return f"{100.0 * part / whole:.2f} %"
 
 
-def build_companion(projection: Projection, *, artifact_name: str, producer_version: str) -> dict[str, Any]:
-    """The companion object for ``projection`` (not yet validated)."""
+def build_companion(
+    projection: Projection, *, artifact_name: str, producer_version: str, export_id: str = PLACEHOLDER
+) -> dict[str, Any]:
+    """The companion object for ``projection`` (not yet validated).
+
+    ``export_id`` is the first metadata row's value: the export leaves it at
+    :data:`~tlnetron.export_id.PLACEHOLDER`, which
+    :func:`~tlnetron.export_id.companion_with_id` replaces in the companion's bytes.
+    """
     node_kind = CompanionKind.NODE
     totals = projection.totals
     metadata: list[Row] = [
+        # Same name as the artifact's model metadata row: Netron shows this one in its place.
+        _row(CompanionKind.MODEL, "", CompanionRow.TORCHLENS_EXPORT_ID, export_id),
         _row(CompanionKind.MODEL, "", CompanionRow.COMPANION_OF, artifact_name),
         _row(CompanionKind.MODEL, "", CompanionRow.GENERATED_BY, f"tlnetron {producer_version} (schema {SCHEMA_VERSION})"),
     ]

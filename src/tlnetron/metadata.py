@@ -18,6 +18,7 @@ from ._generated.vocab import (
     CaptureVerdict,
     MetaKey,
 )
+from .export_id import PLACEHOLDER
 from .facts import bytes_text, duration_text, flops_text
 from .ir import TraceIR
 from .onnx_build import DISCLAIMER
@@ -40,11 +41,16 @@ def model_metadata(
     warnings: list[str],
     baseline: tuple[str, str | dict[str, Any]] | None,
 ) -> dict[str, Any]:
-    """The decoded model metadata object (validate it, then :func:`encode_metadata`)."""
+    """The decoded model metadata object (validate it, then :func:`encode_metadata`).
+
+    Its export id is :data:`~tlnetron.export_id.PLACEHOLDER`, which
+    :func:`~tlnetron.onnx_build.build_model` replaces in the built artifact.
+    """
     h = ir.honesty
     meta: dict[str, Any] = {
         MetaKey.DISCLAIMER: DISCLAIMER,
         MetaKey.SCHEMA_VERSION: SCHEMA_VERSION,
+        MetaKey.EXPORT_ID: PLACEHOLDER,  # the id is written over it once both files exist
         MetaKey.CAPTURE_OUTCOME: h.capture_status,
         MetaKey.CAPTURE_VERIFIED: _verdict(h.verified),
         MetaKey.STRUCTURE_ONLY: h.structure_only,

@@ -10,8 +10,10 @@ the export either
     against the checked-in ``schema/*.json`` (not tlnetron's generated validators), every
     module call resolves to exactly one function, every companion row resolves to
     something Netron shows, no (kind, target, name) repeats in a section, every number is
-    finite, ``tlnetron.validation`` and ``tlnetron validate`` find no problem, and what
-    the artifact states agrees with the trace (:mod:`semantics`: types, facts); or
+    finite, both files carry the same export id, which is the sha256 of the two files with
+    the id zeroed (recomputed here), ``tlnetron.validation`` and ``tlnetron validate`` find
+    no problem, and what the artifact states agrees with the trace (:mod:`semantics`:
+    types, facts); or
 
 (b) refused with a :class:`~tlnetron.TlnetronError` whose code is in the ``error_code``
     vocabulary, and wrote nothing.
@@ -23,7 +25,9 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import hashlib
 import io
+import re
 import json
 import math
 import warnings
@@ -42,7 +46,7 @@ from tlnetron import TlnetronError, TlnetronWarning, cli
 from tlnetron._generated.vocab import CompanionRow
 from tlnetron.api import ExportResult, export_ir
 from tlnetron.ir import TraceIR
-from tlnetron.validation import artifact_problems, companion_problems, parse_artifact, shown_in_model
+from tlnetron.validation import artifact_problems, companion_problems, pair_mismatch, parse_artifact, shown_in_model
 
 from semantics import DOMAIN_LOSSY, DOMAIN_MODULE, bodies, check_facts, check_no_nonfinite_text, check_types
 
@@ -239,6 +243,7 @@ def check_success(ir: TraceIR | None, outcome: Outcome) -> None:
         assert ("capture_incomplete" in emitted) == (ir.honesty.capture_status != "complete")
     if opts["granularity"] == "module" and opts.get("depth") is not None:
         assert decoded["torchlens.depth"] == opts["depth"]
+    _check_export_id(decoded, result, files[artifact_name], files[cname] if expect_companion else None)
 
     check_no_nonfinite_text(model)
 
@@ -305,6 +310,7 @@ def check_success(ir: TraceIR | None, outcome: Outcome) -> None:
             _assert_finite(row["value"], f"{section}[{i}]")
     problems = list(companion_problems(companion, shown_in_model(parsed)))
     assert not problems, [p.line() for p in problems]
+    assert pair_mismatch(parsed, companion) is None and pair_mismatch(files[artifact_name], companion) is None
     if ir is not None:
         check_facts(ir, model, companion, opts)
 
@@ -313,6 +319,21 @@ def check_success(ir: TraceIR | None, outcome: Outcome) -> None:
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
         code = cli.main(["validate", str(outcome.artifact), "--attachment", str(outcome.companion)])
     assert code == cli.EXIT_OK, out.getvalue()
+
+
+def _check_export_id(decoded: dict[str, Any], result: ExportResult, artifact: bytes, companion: bytes | None) -> None:
+    """Both files carry the export's id, and it is the first 32 hex digits of the sha256 of
+    the artifact's bytes and then the companion's, each with the id zeroed."""
+    export_id = decoded[CompanionRow.TORCHLENS_EXPORT_ID]  # the same name in both files
+    assert re.fullmatch("[0-9a-f]{32}", export_id) and export_id == result.export_id, (export_id, result.export_id)
+    zeroed = [artifact.replace(export_id.encode(), b"0" * 32)]
+    assert artifact.count(export_id.encode()) == 1
+    if companion is not None:
+        rows = [r for r in strict_json(companion.decode("utf-8"))["metadata"] if r["name"] == CompanionRow.TORCHLENS_EXPORT_ID]
+        assert rows == [{"kind": "model", "target": "", "name": CompanionRow.TORCHLENS_EXPORT_ID, "value": export_id}], rows
+        assert companion.count(export_id.encode()) == 1
+        zeroed.append(companion.replace(export_id.encode(), b"0" * 32))
+    assert hashlib.sha256(b"".join(zeroed)).hexdigest()[:32] == export_id, "the id is not the files' digest"
 
 
 def _keys(data: Any) -> Iterator[str]:
