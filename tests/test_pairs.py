@@ -221,3 +221,12 @@ def test_a_journal_cut_short_finishes_nothing(tmp_path: Path) -> None:
         check_whole(folder, pairs)
         assert hidden(folder) == [] and victim.read_text() == "mine"
     assert sorted(os.listdir(folder)) == sorted([COMPANION, ARTIFACT, "keep.txt"])
+
+
+def test_a_write_with_no_files_commits_nothing(tmp_path: Path) -> None:
+    """The memory-only export stages no file: its commit is a no-op, not an error."""
+    import tlnetron.writer
+
+    with tlnetron.writer.staged_files([]) as out:
+        out.commit()
+    assert os.listdir(tmp_path) == []

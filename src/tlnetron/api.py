@@ -25,7 +25,7 @@ from .export_id import PLACEHOLDER
 from .facts import bytes_text, flops_text
 from .ir import TraceIR
 from .metadata import encode_metadata, model_metadata
-from .nodes import input_names_memo_clear
+from .nodes import LEGIBILITY_BUDGET, input_names_memo_clear
 from .onnx_build import DISCLAIMER, build_model
 from .options import check_options
 from .progress import PROGRESS_STAGES, Progress, Steps
@@ -37,8 +37,6 @@ from .writer import companion_path_for, staged_files
 
 __all__ = ["ExportResult", "LEGIBILITY_BUDGET", "PROGRESS_STAGES", "Progress", "export", "export_ir"]
 
-LEGIBILITY_BUDGET = 27
-"""Ranks (boxes along the longest path) a root graph can have and still read as a diagram."""
 
 _SHADOWED = {"model.json", "manifest.json", "metadata.json", "serialized_exported_program.json"}
 
@@ -346,8 +344,7 @@ def export_ir(
         if companion_refusal is not None:
             raise companion_refusal
         steps.begin("write")
-        if destinations:  # a memory-only export writes nothing
-            out.commit()
+        out.commit()
     if n_functions >= QUADRATIC_CHECK_FROM_FUNCTIONS and checker_is_quadratic():
         # About this machine's onnx, not the artifact: warned, never recorded in it.
         messages.append((WarningCode.ONNX_CHECKER_QUADRATIC, (

@@ -199,6 +199,8 @@ class StagedFiles:
         missing = [str(p) for p in self._order if p not in self._staged]
         if missing:
             raise ValueError(f"never staged: {', '.join(missing)}")
+        if not self._order:
+            return  # a memory-only export: nothing to put in place
         staged = [(path, *self._staged[path]) for path in self._order]
         backups: list[tuple[Path, Path]] = []
         replaced: list[Path] = []
