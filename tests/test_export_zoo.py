@@ -158,10 +158,10 @@ def hidden_by_policy(table: list[TOp], policy: str) -> tuple[set[str], set[str]]
 
 
 def side_ops(table: list[TOp], policy: str) -> set[str]:
-    """Compute ops none of whose results reach a model output or a drawn buffer: the module
-    view does not draw them (attention-mask checks)."""
+    """Compute ops none of whose results reach a model output or a buffer (hidden or drawn):
+    the module view does not draw them (attention-mask checks)."""
     gone = set().union(*hidden_by_policy(table, policy))
-    reach = {t.name for t in table if t.role in ("output", "buffer") and t.name not in gone}
+    reach = {t.name for t in table if t.role in ("output", "buffer")}
     by_name = {t.name: t for t in table}
     stack = list(reach)
     while stack:

@@ -81,7 +81,8 @@ class _Body:
 
 
 def side_computations(ops: tuple[OpIR, ...]) -> frozenset[str]:
-    """Ops none of whose results reach a model output (or a buffer that is drawn).
+    """Ops none of whose results reach a model output or a buffer (read on the trace's ops
+    before the buffer policy, so a value handed on through a hidden buffer still counts).
 
     Attention-mask checks (``sum`` / ``eq`` / ``all`` ending in a scalar that Python tests)
     are the common case: real work, but no part of the data flow a diagram shows.
@@ -270,7 +271,7 @@ def project_module(
     """Project ``ir`` as nested module calls grouped at ``depth_arg`` (None: automatic); ``progress(bodies, of)``
     is called as the function bodies are built."""
     kept: BufferResult = apply_buffer_policy(ir.ops, show_buffers)
-    side = side_computations(kept.ops)
+    side = side_computations(ir.ops) & {op.name for op in kept.ops}
     ops = tuple(op for op in kept.ops if op.name not in side) if side else kept.ops
     by_label = {c.label: c for c in ir.calls}
     depth = _depths(ir.calls)

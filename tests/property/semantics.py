@@ -377,7 +377,8 @@ def check_views_agree(ir: TraceIR, outcomes: dict[str, Any]) -> None:
     module_leaves = _leaves(models["module"])
     drawn = set(op_leaves)
     parents = {op.name: op.parents for op in ir.ops}
-    reach = [op.name for op in ir.ops if op.role == "output" or (op.role == "buffer" and op.name in drawn)]
+    # Reaching an output or any buffer, hidden or drawn, through any op.
+    reach = [op.name for op in ir.ops if op.role in ("output", "buffer")]
     live = set(reach)
     while reach:
         for parent in parents[reach.pop()]:
