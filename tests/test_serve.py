@@ -633,3 +633,20 @@ def test_cli_serve_on_a_chosen_port(log: torchlens.Trace, tmp_path: Path) -> Non
         for stream in (proc.stdout, proc.stderr):
             if stream is not None:
                 stream.close()
+
+
+def test_serve_refuses_a_companion_of_another_export(log: torchlens.Trace, browser: Browser, tmp_path: Path) -> None:
+    """A pair mixed up by hand (or by a crash) is named before anything is served."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    first = export(log, tmp_path / "a" / "m.onnx.json")
+    second = export(log, tmp_path / "b" / "m.onnx.json", granularity="op")
+    assert first.artifact is not None and second.companion is not None
+    before = {t.ident for t in threading.enumerate()}
+    with pytest.raises(TlnetronError) as info:
+        tlserve.serve_files(first.artifact, second.companion)
+    assert info.value.code == "companion_mismatch" and "another export" in str(info.value)
+    assert browser.calls == [] and {t.ident for t in threading.enumerate()} <= before
+    # Its own companion is served.
+    result = tlserve.serve_files(first.artifact, first.companion)
+    result.stop()

@@ -325,6 +325,19 @@ def _companion_object(name: str, data: bytes) -> dict[str, Any]:
     return obj
 
 
+def _refuse_another_exports_companion(model: tuple[str, bytes], name: str, companion: dict[str, Any]) -> None:
+    from .validation import pair_mismatch
+
+    problem = pair_mismatch(model[1], companion)
+    if problem is not None:
+        raise TlnetronError(
+            ErrorCode.COMPANION_MISMATCH,
+            f"{name!r} belongs to another export than {model[0]!r}: {problem.what}.",
+            where=name,
+            remedy=f"pass the companion written with {model[0]!r} (export both again if unsure), or serve the model alone without --attachment.",
+        )
+
+
 def serve_bytes(
     model: tuple[str, bytes],
     companion: tuple[str, bytes] | None,
@@ -344,14 +357,14 @@ def serve_bytes(
 
     Raises:
         TlnetronError: ``netron_serve_unavailable``, ``netron_attachment_invalid``,
-            ``serve_address_unavailable``.
+            ``companion_mismatch``, ``serve_address_unavailable``.
     """
     require_netron()
     gate = netron_age_gate()
     if gate:
         warn(WarningCode.NETRON_APP_EXPIRED, gate)
     if companion is not None:
-        _companion_object(*companion)
+        _refuse_another_exports_companion(model, companion[0], _companion_object(*companion))
     served = _start_server(model, companion, host, port)
     _show(served, browse)
     return served

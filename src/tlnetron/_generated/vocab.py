@@ -3,7 +3,7 @@
 #   schema/companion.schema.json (sha256 9aae5d8e60f8b066a770c9edd3245996e125f422cd7c1570e35e67b6328ee9f1)
 #   schema/model-metadata.schema.json (sha256 32afa815e2262112674f65d9d4d9d6d25169164e50f1432e1ea0fe2d908af0f7)
 #   schema/node-properties.schema.json (sha256 a1d6a45259c404a8763ed7b044efb3a9650391f4069b67cb67efde48a2e32214)
-#   schema/vocabularies.schema.json (sha256 8e8e13c8f0de7fd688d27d345996441d4c4d135b946873a398186bdf875d09b1).
+#   schema/vocabularies.schema.json (sha256 dbd0fe97da5fb77e275856b6fbd3839567e346c3cdbf08e49bbd197213c5843d).
 # Regenerate with `nox -s codegen` (or `python codegen/generate.py`).
 """Closed vocabularies, metadata key names and schema facts from tlnetron's JSON Schemas.
 
@@ -304,6 +304,8 @@ class ErrorCode:
     """The built artifact failed the ONNX checker or a schema (a bug: please report it)."""
     SERVE_ADDRESS_UNAVAILABLE = "serve_address_unavailable"
     """The address to serve on is not an IP address of this machine, is a wildcard, or its port is taken."""
+    COMPANION_MISMATCH = "companion_mismatch"
+    """The companion given with an artifact was written by another export (their export ids differ): serving them together would show another model's numbers."""
 
 
 ERROR_CODE: tuple[str, ...] = (
@@ -323,6 +325,7 @@ ERROR_CODE: tuple[str, ...] = (
     "trace_unreadable",
     "artifact_invalid",
     "serve_address_unavailable",
+    "companion_mismatch",
 )
 ERROR_CODE_DOC: dict[str, str] = {
     "not_a_trace": "The subject is not a TorchLens Trace.",
@@ -341,6 +344,7 @@ ERROR_CODE_DOC: dict[str, str] = {
     "trace_unreadable": "The trace lacks something the exporter needs, or a saved trace could not be loaded.",
     "artifact_invalid": "The built artifact failed the ONNX checker or a schema (a bug: please report it).",
     "serve_address_unavailable": "The address to serve on is not an IP address of this machine, is a wildcard, or its port is taken.",
+    "companion_mismatch": "The companion given with an artifact was written by another export (their export ids differ): serving them together would show another model's numbers.",
 }
 
 
@@ -363,8 +367,6 @@ class WarningCode:
     """The installed onnx (1.23 so far) full-checks model-local functions in time that grows with the square of their number, and this module view has thousands: the check dominates the export. onnx 1.22.0 runs the same check in linear time. About the exporter's environment, not the artifact: never recorded in it."""
     SERVE_BEYOND_LOOPBACK = "serve_beyond_loopback"
     """tlnetron serve was bound to an address other machines can reach: anyone who reaches it can read the model."""
-    COMPANION_MISMATCH = "companion_mismatch"
-    """The companion served beside an artifact was written by another export (their export ids differ)."""
     NETRON_APP_EXPIRED = "netron_app_expired"
     """The installed Netron web app is more than 180 days past its build date and will only ask to be updated."""
 
@@ -377,7 +379,6 @@ WARNING_CODE: tuple[str, ...] = (
     "function_limit_inlined",
     "onnx_checker_quadratic",
     "serve_beyond_loopback",
-    "companion_mismatch",
     "netron_app_expired",
 )
 WARNING_CODE_DOC: dict[str, str] = {
@@ -388,7 +389,6 @@ WARNING_CODE_DOC: dict[str, str] = {
     "function_limit_inlined": "The module view has more module calls than the ONNX checker allows functions (10,000); the deepest calls are drawn inline and counted in torchlens.inlined_call_count.",
     "onnx_checker_quadratic": "The installed onnx (1.23 so far) full-checks model-local functions in time that grows with the square of their number, and this module view has thousands: the check dominates the export. onnx 1.22.0 runs the same check in linear time. About the exporter's environment, not the artifact: never recorded in it.",
     "serve_beyond_loopback": "tlnetron serve was bound to an address other machines can reach: anyone who reaches it can read the model.",
-    "companion_mismatch": "The companion served beside an artifact was written by another export (their export ids differ).",
     "netron_app_expired": "The installed Netron web app is more than 180 days past its build date and will only ask to be updated.",
 }
 
