@@ -1,10 +1,11 @@
-"""The ``tlnetron`` command: demo, export, validate, serve, schema.
+"""The ``tlnetron`` command: demo, export, validate, serve, html, schema.
 
 Exit codes (scripts can rely on them):
   0    done (for validate: the files are valid)
   1    validate found problems (one line each: code, where, what)
   2    usage error (bad command-line syntax)
   3    refused: a typed refusal (the line starts with its stable code in brackets)
+  4    validate itself failed (a bug in tlnetron, never a verdict on the files)
   141  the reader of the output went away (``tlnetron validate ... | head -1``), as for
        other Unix tools (128 + SIGPIPE); nothing more is printed
 
@@ -18,7 +19,6 @@ and refusals name the command line's flags (``--granularity module``, not
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shlex
 import shutil
@@ -34,13 +34,14 @@ from typing import Any, TextIO
 from ._generated.vocab import BUFFER_POLICY, GRANULARITY, ErrorCode
 from .errors import Opt, Problem, TlnetronError, TlnetronWarning
 
-__all__ = ["EXIT_INVALID", "EXIT_OK", "EXIT_PIPE_CLOSED", "EXIT_REFUSED", "EXIT_USAGE", "cli_spelling", "main"]
+__all__ = ["EXIT_CRASH", "EXIT_INVALID", "EXIT_OK", "EXIT_PIPE_CLOSED", "EXIT_REFUSED", "EXIT_USAGE", "cli_spelling", "main"]
 
 EXIT_OK = 0
 EXIT_INVALID = 1
 EXIT_USAGE = 2
 EXIT_REFUSED = 3
 EXIT_PIPE_CLOSED = 128 + signal.SIGPIPE
+EXIT_CRASH = 4
 
 _EPILOG = """\
 examples:
@@ -51,6 +52,7 @@ examples:
   tlnetron export run.tlspec -o model.onnx.json --baseline-id run-2026-11-29
   tlnetron validate model.onnx.json --attachment model.onnx.attachment.json
   tlnetron serve model.onnx.json --attachment model.onnx.attachment.json
+  tlnetron html model.onnx.json --attachment model.onnx.attachment.json -o model.html
   tlnetron schema --copy-to schemas/
 
 exit codes: 0 done; 1 validate found problems; 2 usage error; 3 refused (typed refusal).
@@ -389,37 +391,43 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    from .validation import artifact_problems, companion_problems, parse_artifact, shown_in_model
-
-    problems: list[Problem] = []
-    path = Path(args.artifact)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        print(f"json_invalid\t{path}\tcannot read the file ({exc})")
-        return EXIT_INVALID
-    model, found = parse_artifact(text)
-    problems.extend(found)
-    if model is not None:
-        problems.extend(artifact_problems(model))
-    if args.attachment:
-        from ._generated.vocab import ValidationCode
-
-        cpath = Path(args.attachment)
-        try:
-            companion = json.loads(cpath.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError) as exc:
-            problems.append(Problem(ValidationCode.JSON_INVALID, str(cpath), f"cannot read the companion as JSON ({exc})"))
-        else:
-            if model is not None:
-                problems.extend(companion_problems(companion, shown_in_model(model)))
+        problems = _validate(Path(args.artifact), Path(args.attachment) if args.attachment else None)
+    except (BrokenPipeError, KeyboardInterrupt):
+        raise
+    except Exception as exc:  # noqa: BLE001  (a bug of ours: its own exit code, never "problems found")
+        _ERR.line(f"tlnetron: validate failed inside tlnetron ({type(exc).__name__}: {str(exc)[:300]}); this is a bug: please report it with the files.")
+        return EXIT_CRASH
     for p in problems:
         print(p.line())
     if problems:
-        print(f"{len(problems)} problem(s)", file=sys.stderr)
+        _ERR.line(f"{len(problems)} problem(s)")
         return EXIT_INVALID
-    print(f"valid: {path}" + (f" and {args.attachment}" if args.attachment else ""))
+    print(f"valid: {args.artifact}" + (f" and {args.attachment}" if args.attachment else ""))
     return EXIT_OK
+
+
+def _validate(path: Path, companion_path: Path | None) -> list[Problem]:
+    """Every problem of the artifact (and companion), each file read as Netron reads it."""
+    from ._generated.vocab import ValidationCode
+    from .jsonfile import read_json_file
+    from .validation import artifact_problems, companion_problems, parse_artifact, shown_in_model
+
+    artifact = read_json_file(path, what="artifact")
+    problems = list(artifact.problems)
+    model = None
+    if artifact.value is not None:
+        model, found = parse_artifact(artifact.text, artifact.value)
+        problems.extend(found)
+    if model is not None:
+        problems.extend(artifact_problems(model))
+    if companion_path is not None:
+        companion = read_json_file(companion_path, what="companion", lossy=ValidationCode.NETRON_ATTACHMENT_INVALID)
+        problems.extend(companion.problems)
+        if companion.value is not None:
+            # A broken artifact hides nothing of the companion's own: only its targets go unchecked.
+            problems.extend(companion_problems(companion.value, shown_in_model(model) if model is not None else None))
+    return problems
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
@@ -431,6 +439,23 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     )
     print(f"serving    {result.url}  (Ctrl+C stops)")
     wait_forever(result)
+    return EXIT_OK
+
+
+def _cmd_html(args: argparse.Namespace) -> int:
+    from .html import write_page
+    from .writer import companion_path_for
+
+    artifact = Path(args.artifact)
+    companion = Path(args.attachment) if args.attachment else None
+    page = write_page(artifact, companion, Path(args.output))
+    held = artifact.name + (f" and {companion.name}" if companion else "")
+    print(f"wrote      {args.output} ({len(page.html) / 2**20:.1f} MiB): {held} in Netron {page.netron_version}")
+    print("open it    in a browser, from disk: it needs no server and no network")
+    print(f"until      {page.expires:%Y-%m-%d}: Netron's age gate then stops it; regenerate it with a newer netron")
+    beside = companion_path_for(artifact)
+    if companion is None and beside.is_file():
+        print(f"note       {beside} is beside the artifact: pass --attachment {beside} to show its metrics")
     return EXIT_OK
 
 
@@ -514,6 +539,18 @@ def build_parser() -> argparse.ArgumentParser:
     srv.add_argument("--host", default="127.0.0.1", help="address to serve on (default 127.0.0.1: this machine only)")
     srv.add_argument("--port", type=int, default=0, help="port to serve on (default 0: any free port)")
     srv.set_defaults(func=_cmd_serve)
+
+    page = sub.add_parser(
+        "html",
+        help="write one self-contained HTML page showing an artifact (and companion) in Netron, from disk",
+        description="Write one HTML file holding Netron's web app (from the installed netron package), the artifact "
+        "and the companion: it opens from disk with no server and no network. Netron stops starting 180 days after "
+        "its build date: the page says when; regenerate it then with a newer netron.",
+    )
+    page.add_argument("artifact", help="the artifact written by tlnetron export (model.onnx.json)")
+    page.add_argument("--attachment", help="its companion (model.onnx.attachment.json), shown once the model is drawn")
+    page.add_argument("-o", "--output", required=True, metavar="PAGE", help="the page to write (ending in .html)")
+    page.set_defaults(func=_cmd_html)
 
     sch = sub.add_parser("schema", help="print where the installed JSON Schemas are (and copy them out)")
     sch.add_argument("--copy-to", help="copy the schema files into this folder")

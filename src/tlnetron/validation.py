@@ -267,8 +267,11 @@ _NOWHERE = {
 }
 
 
-def companion_problems(companion: Any, shown: Shown) -> Iterator[Problem]:
+def companion_problems(companion: Any, shown: Shown | None) -> Iterator[Problem]:
     """Every row of ``companion`` Netron would drop or never show, as problems.
+
+    With ``shown`` None (the artifact could not be read), the rows' own problems are still
+    reported; what they target cannot be checked.
 
     A companion that belongs to another export (:func:`pair_mismatch`, with the artifact's
     id from ``shown.export_id``) is one ``companion_mismatch`` problem, first; which of its
@@ -279,7 +282,7 @@ def companion_problems(companion: Any, shown: Shown) -> Iterator[Problem]:
     if not isinstance(companion, dict):
         yield Problem(code, "companion", "the top level must be a JSON object")
         return
-    mismatch = _mismatch(shown.export_id, companion, lambda: shown)
+    mismatch = _mismatch(shown.export_id, companion, lambda: shown) if shown is not None else None
     if mismatch is not None:
         yield mismatch
     try:
@@ -298,7 +301,7 @@ def companion_problems(companion: Any, shown: Shown) -> Iterator[Problem]:
                         yield Problem(code, f"{section}[{i}]", _NOT_FINITE)
         yield schema_problem
         return
-    targets = shown.by_kind()
+    targets = shown.by_kind() if shown is not None else {}
     nonfinite: list[Problem] = []  # reported first, as when the schema fails
     unseen: list[Problem] = []
     for section in ("metadata", "metrics"):
@@ -319,13 +322,20 @@ def companion_problems(companion: Any, shown: Shown) -> Iterator[Problem]:
     yield from unseen
 
 
-def parse_artifact(text: str) -> tuple[onnx.ModelProto | None, list[Problem]]:
-    """Strict-parse artifact JSON text the way Netron and ``json_format.Parse`` read it."""
+def parse_artifact(text: str, data: Any = None) -> tuple[onnx.ModelProto | None, list[Problem]]:
+    """Strict-parse artifact JSON text the way Netron and ``json_format.Parse`` read it.
+
+    ``data`` is the text already parsed, when the caller has it. Never raises for what the
+    text holds: nesting too deep for a parser is a problem like any other.
+    """
     problems: list[Problem] = []
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        return None, [Problem(ValidationCode.JSON_INVALID, "artifact", str(exc))]
+    if data is None:
+        try:
+            data = json.loads(text)
+        except RecursionError:
+            return None, [Problem(ValidationCode.JSON_INVALID, "artifact", "nested too deep to read")]
+        except ValueError as exc:
+            return None, [Problem(ValidationCode.JSON_INVALID, "artifact", str(exc))]
     if not isinstance(data, dict):
         return None, [Problem(ValidationCode.JSON_INVALID, "artifact", "the top level must be a JSON object")]
     snake = [k for k in _SNAKE if k in data]
@@ -335,8 +345,9 @@ def parse_artifact(text: str) -> tuple[onnx.ModelProto | None, list[Problem]]:
     model = onnx.ModelProto()
     try:
         json_format.Parse(text, model)
-    except json_format.ParseError as exc:
-        problems.append(Problem(ValidationCode.PROTO_PARSE_FAILED, "artifact", str(exc)))
+    except (json_format.ParseError, RecursionError, ValueError, TypeError) as exc:
+        what = "nested too deep for the protobuf parser" if isinstance(exc, RecursionError) else str(exc)[:500]
+        problems.append(Problem(ValidationCode.PROTO_PARSE_FAILED, "artifact", what))
         return None, problems
     return model, problems
 
