@@ -600,8 +600,9 @@ class NetronBrowser:
 
 
 def _is_loopback(url: str) -> bool:
+    """Whether ``url`` stays on this machine: loopback hosts, and files, data and blobs (no host)."""
     parts = urllib.parse.urlsplit(url)
-    if parts.scheme in ("data", "blob", "about"):
+    if parts.scheme in ("data", "blob", "about") or (parts.scheme == "file" and parts.netloc in ("", "localhost")):
         return True
     return parts.scheme in ("http", "https", "ws") and parts.hostname in ("127.0.0.1", "localhost", "::1")
 
@@ -981,6 +982,20 @@ class NetronPage:
         self._wait(what, done, timeout)
         self.render_seconds = time.monotonic() - t0
         return self.render_seconds
+
+    def open_file_url(self, path: str | os.PathLike[str], *, timeout: float | None = None) -> float:
+        """Open a page from disk (``file://``, no server) that runs the app top-level; wait until drawn.
+
+        A ``file://`` page keeps no cookie, so Netron's cookie notice shows on every visit: the
+        page must have been made with ``consent="click"`` (a person clicks Accept). Returns
+        seconds from navigation to drawn.
+        """
+        if self.consent != "click":
+            raise NetronDriverError(
+                f"consent={self.consent!r}: a file:// page keeps no cookie to seed, so its notice must be clicked "
+                "(new_page(consent=\"click\"))"
+            )
+        return self.open_url(Path(path).resolve().as_uri(), timeout=timeout)
 
     def reload(self, *, timeout: float | None = None) -> float:
         """Reload the page as a person does (F5) and wait until a graph is drawn again.
