@@ -11,6 +11,7 @@ import base64
 import datetime as _dt
 import gzip
 import hashlib
+import html
 import html.parser
 import json
 import os
@@ -367,3 +368,59 @@ def test_an_unknown_netron_layout_is_refused(monkeypatch: pytest.MonkeyPatch) ->
     with pytest.raises(TlnetronError) as refused:
         build_page((ARTIFACT.name, ARTIFACT.read_bytes()))
     assert refused.value.code == "netron_serve_unavailable" and "view.js" in str(refused.value)
+
+
+# --------------------------------------------------------------------------- tlnetron.show (the notebook's iframe)
+
+
+def srcdoc(shown: Any) -> str:
+    found = re.fullmatch(r'<iframe srcdoc="([^"]*)" title="[^"]*" style="[^"]*"></iframe>', shown._repr_html_())
+    assert found is not None
+    return html.unescape(found.group(1))
+
+
+def test_show_by_path_finds_the_companion_beside_it() -> None:
+    import tlnetron
+
+    shown = tlnetron.show(ARTIFACT)
+    assert shown.title == f"{ARTIFACT.name} + {COMPANION.name}"
+    assert srcdoc(shown) == shown.page.html.decode("utf-8")
+    data = page_data(_Parsed(srcdoc(shown)))
+    assert gunzip64(data["companion"]["gzip"]) == COMPANION.read_bytes()
+    assert "then <code>tlnetron.show(...)</code>" in srcdoc(shown)
+    assert repr(shown).startswith(f"<tlnetron page: {ARTIFACT.name} + {COMPANION.name} in Netron 9.3.3")
+    assert tlnetron.show(ARTIFACT, attachment=False).title == ARTIFACT.name
+    assert tlnetron.show(str(ARTIFACT), attachment=str(COMPANION), height=300)._repr_html_().endswith("height:300px;border:1px solid #ddd;box-sizing:border-box\"></iframe>")
+
+
+def test_show_an_export_result_uses_its_bytes(tmp_path: Path) -> None:
+    """Built from the result's bytes, never from the files (which may have changed since)."""
+    from types import SimpleNamespace
+
+    import tlnetron
+
+    result = SimpleNamespace(artifact=tmp_path / "gone.onnx.json", companion=None,
+                             artifact_bytes=ARTIFACT.read_bytes(), companion_bytes=COMPANION.read_bytes())
+    shown = tlnetron.show(result)
+    assert shown.title == "gone.onnx.json + gone.onnx.attachment.json"
+    data = page_data(_Parsed(srcdoc(shown)))
+    assert gunzip64(data["model"]["gzip"]) == ARTIFACT.read_bytes()
+    assert tlnetron.show(result, attachment=False).title == "gone.onnx.json"
+
+
+@pytest.mark.parametrize(
+    ("what", "kwargs", "code", "words"),
+    [
+        ("missing.onnx.json", {}, "invalid_path", "nothing was shown"),
+        (str(ARTIFACT), {"attachment": "missing.attachment.json"}, "invalid_path", "attachment= 'missing.attachment.json'"),
+        (str(ARTIFACT), {"attachment": str(ARTIFACT)}, "netron_attachment_invalid", "not a netron:attachment"),
+        (42, {}, "invalid_option", "not int"),
+        (str(ARTIFACT), {"height": "tall"}, "invalid_option", "height="),
+    ],
+)
+def test_show_refusals(what: Any, kwargs: dict[str, Any], code: str, words: str) -> None:
+    import tlnetron
+
+    with pytest.raises(TlnetronError) as refused:
+        tlnetron.show(what, **kwargs)
+    assert refused.value.code == code and words in str(refused.value), str(refused.value)

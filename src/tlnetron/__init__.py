@@ -17,6 +17,7 @@ from .schemas import SCHEMA_VERSION, schema_dir
 
 if TYPE_CHECKING:
     from .api import LEGIBILITY_BUDGET, ExportResult, export
+    from .notebook import show
 
 __all__ = [
     "LEGIBILITY_BUDGET",
@@ -30,6 +31,7 @@ __all__ = [
     "__version__",
     "export",
     "schema_dir",
+    "show",
 ]
 
 # The exporter imports onnx, and onnx imports numpy and ml_dtypes: 1.2-1.6 s in a fresh
@@ -37,6 +39,7 @@ __all__ = [
 # It is imported on first use, so `import tlnetron` and the commands that only print help
 # or schemas start without it.
 _FROM_API = frozenset({"LEGIBILITY_BUDGET", "ExportResult", "export"})
+_FROM_NOTEBOOK = frozenset({"show"})
 
 
 def __getattr__(name: str) -> Any:
@@ -46,8 +49,14 @@ def __getattr__(name: str) -> Any:
         value = getattr(api, name)
         globals()[name] = value
         return value
+    if name in _FROM_NOTEBOOK:
+        from . import notebook
+
+        value = getattr(notebook, name)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module 'tlnetron' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | _FROM_API)
+    return sorted(set(globals()) | _FROM_API | _FROM_NOTEBOOK)

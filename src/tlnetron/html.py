@@ -235,6 +235,7 @@ def build_page(
     companion: tuple[str, bytes] | None = None,
     *,
     page_name: str = "page.html",
+    command: str | None = None,
 ) -> Page:
     """Build the page: Netron's web app, the artifact and (optionally) the companion in one HTML file.
 
@@ -242,6 +243,8 @@ def build_page(
         model: the artifact's file name (ending in ``.json``) and bytes.
         companion: the companion's file name and bytes (a ``netron:attachment`` file), or None.
         page_name: the page's file name, for the regenerate command the page shows.
+        command: what the page's note says to run to regenerate it (default: the
+            ``tlnetron html`` command for these files and ``page_name``).
 
     Returns:
         The page, with the Netron version inside and when its age gate stops it.
@@ -287,7 +290,8 @@ def build_page(
 
     names = model[0] + (f" + {companion[0]}" if companion is not None else "")
     title = f"{names} - Netron {version} (tlnetron page, works until {expires:%Y-%m-%d})"
-    command = f"tlnetron html {model[0]}" + (f" --attachment {companion[0]}" if companion is not None else "") + f" -o {page_name}"
+    if command is None:
+        command = f"tlnetron html {model[0]}" + (f" --attachment {companion[0]}" if companion is not None else "") + f" -o {page_name}"
     icon = _data_url("image/png", (folder / "icon.png").read_bytes())
 
     page = index
@@ -334,11 +338,11 @@ def _check_companion(name: str, data: bytes) -> None:
         )
 
 
-def _read_input(path: Path, flag: str) -> bytes:
+def _read_input(path: Path, flag: str, outcome: str) -> bytes:
     def refuse(why: str) -> TlnetronError:
         return TlnetronError(
             ErrorCode.INVALID_PATH,
-            f"{flag}{' ' if flag else ''}{str(path)!r} {why}; nothing was written.",
+            f"{flag}{' ' if flag else ''}{str(path)!r} {why}; {outcome}.",
             where=str(path),
             remedy="pass the artifact (*.onnx.json) and its companion (*.onnx.attachment.json) written by tlnetron export.",
         )
@@ -355,7 +359,7 @@ def _read_input(path: Path, flag: str) -> bytes:
         raise refuse(f"cannot be read ({exc.strerror or exc})") from None
 
 
-def _check_model(name: str, data: bytes) -> None:
+def _check_model(name: str, data: bytes, outcome: str) -> None:
     try:
         obj = orjson.loads(data)
     except orjson.JSONDecodeError:
@@ -370,9 +374,9 @@ def _check_model(name: str, data: bytes) -> None:
         return
     raise TlnetronError(
         ErrorCode.INVALID_PATH,
-        f"{name!r} {why}; nothing was written.",
+        f"{name!r} {why}; {outcome}.",
         where=name,
-        remedy="pass the artifact written by tlnetron export (model.onnx.json), and its companion with --attachment.",
+        remedy="pass the artifact written by tlnetron export (model.onnx.json), and its companion as the attachment.",
     )
 
 
@@ -402,17 +406,28 @@ def _check_output(output: Path) -> None:
         )
 
 
-def page_from_files(artifact: Path, companion: Path | None, *, page_name: str = "page.html") -> Page:
+def page_from_files(
+    artifact: Path,
+    companion: Path | None,
+    *,
+    page_name: str = "page.html",
+    attachment_flag: str = "--attachment",
+    outcome: str = "nothing was written",
+    command: str | None = None,
+) -> Page:
     """Build the page from the files ``tlnetron export`` wrote (see :func:`build_page`).
+
+    ``attachment_flag`` and ``outcome`` word a refusal for its reader (the command line's
+    ``--attachment``, Python's ``attachment=``).
 
     Raises:
         TlnetronError: ``invalid_path`` (a file cannot be read, or the artifact is not
             one), ``netron_attachment_invalid``, ``netron_serve_unavailable``.
     """
-    data = _read_input(artifact, "")
-    _check_model(artifact.name, data)
-    pair = (companion.name, _read_input(companion, "--attachment")) if companion is not None else None
-    return build_page((artifact.name, data), pair, page_name=page_name)
+    data = _read_input(artifact, "", outcome)
+    _check_model(artifact.name, data, outcome)
+    pair = (companion.name, _read_input(companion, attachment_flag, outcome)) if companion is not None else None
+    return build_page((artifact.name, data), pair, page_name=page_name, command=command)
 
 
 def write_page(artifact: Path, companion: Path | None, output: Path) -> Page:
