@@ -229,6 +229,13 @@ def test_page_says_when_the_age_gate_stops_it(parsed: _Parsed, built: Page) -> N
     assert f"tlnetron html {ARTIFACT.name} --attachment {COMPANION.name} -o tiny.html" in words
 
 
+def test_regenerate_command_is_quoted_for_a_shell() -> None:
+    page = build_page(("my model.onnx.json", ARTIFACT.read_bytes()), page_name="my page.html")
+    note = re.search(r'<div id="tlnetron-note">(.*?)</div>', page.html.decode("utf-8"))
+    assert note is not None
+    assert "tlnetron html 'my model.onnx.json' -o 'my page.html'" in html.unescape(re.sub(r"<[^>]+>", "", note.group(1)))
+
+
 # --------------------------------------------------------------------------- writing and the command line
 
 

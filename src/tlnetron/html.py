@@ -48,6 +48,7 @@ import html
 import json
 import os
 import re
+import shlex
 import stat
 from dataclasses import dataclass
 from importlib import resources
@@ -291,7 +292,8 @@ def build_page(
     names = model[0] + (f" + {companion[0]}" if companion is not None else "")
     title = f"{names} - Netron {version} (tlnetron page, works until {expires:%Y-%m-%d})"
     if command is None:
-        command = f"tlnetron html {model[0]}" + (f" --attachment {companion[0]}" if companion is not None else "") + f" -o {page_name}"
+        words = ["tlnetron", "html", model[0], *(["--attachment", companion[0]] if companion is not None else []), "-o", page_name]
+        command = " ".join(shlex.quote(word) for word in words)
     icon = _data_url("image/png", (folder / "icon.png").read_bytes())
 
     page = index
