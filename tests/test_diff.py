@@ -423,6 +423,37 @@ def test_baseline_summary(exported: Callable[[str, str], Exported], name: str, g
     assert direction["subject"] and direction["reference"] and direction["subject"] != direction["reference"]
 
 
+@pytest.mark.parametrize("granularity", GRANULARITIES)
+@pytest.mark.parametrize("name", PAIR_NAMES)
+def test_the_diff_is_said_in_words(exported: Callable[[str, str], Exported], name: str, granularity: str) -> None:
+    """Netron cuts row names to ~16 characters (``torchlens.diff.ma…``): the descriptions,
+    shown at full width, say that a diff happened and what each node's facts are."""
+    e = exported(name, granularity)
+    summary = json.loads(model_meta(e.model)["torchlens.baseline"])
+    description = e.model["docString"]
+    rows = sum(summary["row_counts"].values())
+    assert f"Compared with {summary['direction']['reference']}" in description
+    assert f"{rows:,} diff row" in description
+    for status, n in summary["row_counts"].items():
+        assert (f"{n:,} {status}" in description) is (n > 0), status
+    assert "need not add up" in description  # why rows and nodes differ
+    said = 0
+    for node in all_nodes(e.model):
+        facts = diff_meta(node)
+        doc = node.get("docString", "")
+        assert ("Diff against the baseline" in doc) is bool(facts), node["name"]
+        if facts:
+            said += 1
+            status = facts.get(P + "status")
+            if status is not None:
+                assert f"Diff against the baseline: {status}" in doc
+            else:
+                assert f"over the ops inside: {facts[P + 'row_counts']}" in doc
+            if P + "max_abs_delta" in facts:
+                assert f"largest absolute difference {facts[P + 'max_abs_delta']}" in doc
+    assert said >= 1
+
+
 # ------------------------------------------------------------------ a string baseline
 
 
@@ -433,6 +464,7 @@ def test_string_baseline_is_recorded_verbatim(pairs: dict[str, Pair], tmp_path: 
     meta = model_meta(model)
     assert meta["torchlens.baseline"] == "run-2026-11-29"
     assert meta["torchlens.baseline_kind"] == "identifier"
+    assert "identifier 'run-2026-11-29' (no per-node comparison)" in model["docString"]
     assert [n["name"] for n in all_nodes(model) if diff_meta(n)] == []
     assert result.companion_json is not None
     companion = json.loads(result.companion_json)

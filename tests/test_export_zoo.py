@@ -521,6 +521,29 @@ def test_metadata_counts_are_true(exported: ExportFn, name: str, granularity: st
 
 
 @combos
+def test_the_model_description_says_the_facts_in_words(exported: ExportFn, name: str, granularity: str, policy: str) -> None:
+    """Model Properties cuts every row name to ~16 characters (``torchlens.captur…``): the
+    description, shown at full width, says the view, depth, capture, counts and totals."""
+    e = exported(name, granularity, policy)
+    m, doc = e.meta, e.data["docString"]
+    lines = doc.split("\n")
+    assert lines[0] == m["torchlens.disclaimer"]
+    view = f"{granularity} view" + (f" at module depth {m['torchlens.depth']}" if granularity == "module" else "")
+    assert f"What you see: {e.log.model_class_qualname.rsplit('.', 1)[-1]}, {view}." in doc
+    assert m.get("torchlens.depth_reason", "") in doc
+    assert f"Capture: {m['torchlens.capture_outcome']}, {m['torchlens.capture_verified'].replace('_', ' ')}" in doc
+    nodes = m["torchlens.node_count"]
+    assert f"Drawn: {nodes:,} node{'' if nodes == 1 else 's'} and " in doc
+    assert f"from {m['torchlens.trace_op_count']:,} traced op" in doc
+    for key in ("torchlens.observed_duration_total", "torchlens.estimated_flops_total", "torchlens.captured_bytes_total"):
+        assert (key in m) is (m.get(key, "\0") in doc), key
+    side = m.get("torchlens.side_op_count", 0)
+    assert ("side computation" in doc) is (side > 0)
+    if granularity == "module":
+        assert side == len(side_ops(trace_table(e.log), policy))
+
+
+@combos
 def test_node_names_lead_back_to_the_trace(exported: ExportFn, name: str, granularity: str, policy: str) -> None:
     e = exported(name, granularity, policy)
     log = e.log

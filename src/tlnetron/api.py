@@ -20,11 +20,11 @@ import onnx
 
 from ._generated.vocab import ErrorCode, Granularity, WarningCode
 from .companion import build_companion, companion_bytes, iter_nodes
-from .errors import TlnetronError, warn
+from .errors import Opt, TlnetronError, warn
 from .export_id import PLACEHOLDER
 from .facts import bytes_text, flops_text
 from .ir import TraceIR
-from .metadata import encode_metadata, model_metadata
+from .metadata import encode_metadata, model_description, model_metadata
 from .nodes import LEGIBILITY_BUDGET, input_names_memo_clear
 from .onnx_build import DISCLAIMER, build_model
 from .options import check_options
@@ -298,7 +298,7 @@ def export_ir(
                     ErrorCode.NETRON_ATTACHMENT_INVALID,
                     f"{len(problems)} companion row(s) Netron would drop or never show; first: {first.where}: {first.what}.",
                     where=first.where,
-                    remedy="rename the offending nodes (no line breaks), or export with attachment=False.",
+                    remedy=("rename the offending nodes (no line breaks), or export with ", Opt("attachment", False), "."),
                     problems=tuple(problems),
                 )
             else:
@@ -319,6 +319,7 @@ def export_ir(
                 encode_metadata(meta),
                 producer_version=_version(),
                 graph_doc=graph_doc,
+                model_doc=model_description(meta, ir.model_class),
                 progress=steps.ticks(0.8),
                 companion=companion_data,
             )

@@ -101,6 +101,23 @@ def _aggregate(rows: list[DiffRow]) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
+def diff_words(facts: tuple[tuple[str, str], ...]) -> str:
+    """A node's diff facts as one sentence of its description, which Netron shows at full
+    width (the metadata rows' names are cut to ``torchlens.diff.ma…`` in the sidebar)."""
+    f = dict(facts)
+    if NodeMeta.DIFF_ROW_COUNTS in f:
+        text = f"Diff against the baseline, over the ops inside: {f[NodeMeta.DIFF_ROW_COUNTS]}"
+    else:
+        text = f"Diff against the baseline: {f[NodeMeta.DIFF_STATUS]}"
+        if NodeMeta.DIFF_REFERENCE_LABEL in f:
+            text += f" (the baseline's {f[NodeMeta.DIFF_REFERENCE_LABEL]})"
+    if NodeMeta.DIFF_MAX_ABS_DELTA in f:
+        text += f"; largest absolute difference {f[NodeMeta.DIFF_MAX_ABS_DELTA]}"
+    if NodeMeta.DIFF_VERDICT in f:
+        text += f"; verdict: {f[NodeMeta.DIFF_VERDICT]}"
+    return text + "."
+
+
 def apply_diff(projection: Projection, ir: TraceIR, diff: DiffIR) -> Projection:
     """Attach diff facts to every node whose ops settled into a diff row."""
     by_op: dict[str, list[DiffRow]] = {}
@@ -138,7 +155,11 @@ def apply_diff(projection: Projection, ir: TraceIR, diff: DiffIR) -> Projection:
         return _aggregate(rows) if rows else ()
 
     def patch(nodes: tuple[PNode, ...]) -> tuple[PNode, ...]:
-        return tuple(replace(n, diff=facts_for(n)) for n in nodes)
+        out = []
+        for n in nodes:
+            facts = facts_for(n)
+            out.append(replace(n, diff=facts, doc=f"{n.doc}\n{diff_words(facts)}") if facts else n)
+        return tuple(out)
 
     graph = replace(projection.graph, nodes=patch(projection.graph.nodes))
     fns = tuple(replace(f, body=replace(f.body, nodes=patch(f.body.nodes))) for f in projection.functions)

@@ -309,6 +309,7 @@ def build_model(
     *,
     producer_version: str,
     graph_doc: str,
+    model_doc: str = "",
     progress: Callable[[int, int], None] | None = None,
     companion: bytes | None = None,
 ) -> BuiltModel:
@@ -328,6 +329,8 @@ def build_model(
             row (``torchlens.export_id``) holds the placeholder.
         producer_version: tlnetron's version.
         graph_doc: the root graph's docString (disclaimer plus what the view shows).
+        model_doc: the model's docString (Netron's Model Properties description); the
+            disclaimer when empty.
         progress: called as ``progress(nodes_built, nodes)`` about every 2% of the nodes
             (root graph and function bodies) on large views.
         companion: the companion's bytes, its export id row holding the placeholder; None
@@ -343,14 +346,14 @@ def build_model(
         producer_name="tlnetron",
         producer_version=producer_version,
         domain="ai.torchlens",
-        doc_string=DISCLAIMER,
+        doc_string=model_doc or DISCLAIMER,
     )
     out: Json = {
         "irVersion": str(IR_VERSION),
         "producerName": "tlnetron",
         "producerVersion": producer_version,
         "domain": "ai.torchlens",
-        "docString": DISCLAIMER,
+        "docString": model_doc or DISCLAIMER,
         "opsetImport": [{"domain": d, "version": str(v)} for d, v in _OPSETS],
     }
     for d, v in _OPSETS:

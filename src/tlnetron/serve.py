@@ -303,9 +303,10 @@ def _in_notebook() -> bool:
 
 def _show(served: Served, browse: bool) -> None:
     if _in_notebook():
-        from IPython.display import IFrame, display
+        import IPython.display
 
-        display(IFrame(served.url, width="100%", height=800))
+        shown: Any = IPython.display  # typed or not, depending on the IPython installed
+        shown.display(shown.IFrame(served.url, width="100%", height=800))
     elif browse:
         webbrowser.open(served.url)
 
