@@ -11,6 +11,8 @@ the model, then the companion), and the viewport is saved as a PNG:
 * demo-op.png         the op view (top of the graph, at Netron's own zoom)
 * wrapped-before.png  the wrapped_t5 zoo model at depth=1: one box for the wrapper
 * wrapped-after.png   the same model with the default (descends through the wrapper)
+* head-root.png       LlamaForCausalLM's default root (the backbone opened, the head a box)
+* head-model.png      its Model Properties: the description says the facts in words
 
 Viewport 1200x800; ``optipng`` is used when installed.
 """
@@ -88,6 +90,7 @@ def main(argv: list[str] | None = None) -> int:
         wrapped = trace("wrapped_t5")
         before = export(wrapped, tmp / "wrapped-depth1.onnx.json", depth=1)
         after = export(wrapped, tmp / "wrapped.onnx.json")
+        head = export(trace("llama_lm"), tmp / "llama.onnx.json")
 
         with netron_page() as netron:
             netron.page.set_viewport_size(VIEWPORT)
@@ -113,6 +116,11 @@ def main(argv: list[str] | None = None) -> int:
             written.append(shoot(netron, out / "wrapped-before.png"))
             netron.open_dropped(after.artifact, after.companion)  # type: ignore[arg-type]
             written.append(shoot(netron, out / "wrapped-after.png"))
+
+            netron.open_dropped(head.artifact, head.companion)  # type: ignore[arg-type]
+            written.append(shoot(netron, out / "head-root.png"))
+            netron.open_model_properties()
+            written.append(shoot(netron, out / "head-model.png"))
 
             errors = netron.console_errors()
             if errors:
