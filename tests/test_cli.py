@@ -162,6 +162,17 @@ def test_export_saved_trace_every_granularity(saved: Path, tmp_path: Path) -> No
         assert _problems(out, companion) == []
 
 
+def test_export_to_a_page(saved: Path, tmp_path: Path) -> None:
+    """``-o model.html``: one self-contained page, no artifact or companion beside it."""
+    proc = run("export", str(saved), "-o", str(tmp_path / "model.html"), "--no-progress")
+    assert proc.returncode == 0, proc.stderr
+    assert f"wrote      {tmp_path / 'model.html'}  (one page" in proc.stdout
+    assert [p.name for p in tmp_path.iterdir()] == ["model.html"]
+    assert (tmp_path / "model.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    proc = run("export", str(saved), "-o", str(tmp_path / "again.html"), "--serve")
+    assert proc.returncode == 3 and "[invalid_option]" in proc.stderr and "--serve" in proc.stderr, proc.stderr
+
+
 def test_export_refuses_a_folder_that_is_not_a_save(tmp_path: Path) -> None:
     folder = tmp_path / "not_a_save"
     folder.mkdir()

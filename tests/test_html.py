@@ -17,11 +17,13 @@ import json
 import os
 import re
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import tlnetron
 import tlnetron.html as page_module
 from tlnetron.cli import main
 from tlnetron.errors import TlnetronError, TlnetronWarning
@@ -431,3 +433,32 @@ def test_show_refusals(what: Any, kwargs: dict[str, Any], code: str, words: str)
     with pytest.raises(TlnetronError) as refused:
         tlnetron.show(what, **kwargs)
     assert refused.value.code == code and words in str(refused.value), str(refused.value)
+
+
+# ------------------------------------------------------------------ export(log, "model.html")
+
+
+def test_export_to_a_page_writes_only_the_page(tmp_path: Path) -> None:
+    """``tlnetron.export(log, "model.html")``: one page holding the artifact and companion the
+    same export would have written, and no other file."""
+    import torch
+    import torchlens
+
+    torch.manual_seed(0)
+    log = torchlens.trace(torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.ReLU()).eval(), torch.randn(1, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", tlnetron.TlnetronWarning)
+        result = tlnetron.export(log, tmp_path / "model.html")
+        (tmp_path / "files").mkdir()
+        files = tlnetron.export(log, tmp_path / "files" / "model.onnx.json")
+    assert result.page == tmp_path / "model.html" and result.artifact is None and result.companion is None
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["files", "model.html"]
+    html = result.page.read_text(encoding="utf-8")
+    assert "model.onnx.json" in html and "model.onnx.attachment.json" in html
+    # The page holds what the file export writes, byte for byte (both are deterministic but for
+    # observed durations, so compare the structure the ids are derived from).
+    assert json.loads(result.artifact_json)["graph"]["node"] == json.loads(files.artifact_json)["graph"]["node"]
+    assert result.companion_bytes is not None and result.export_id
+    with pytest.raises(tlnetron.TlnetronError) as info:
+        tlnetron.export(log, tmp_path / "again.html", serve=True)
+    assert info.value.code == "invalid_option" and not (tmp_path / "again.html").exists()

@@ -27,7 +27,7 @@ from .ir import TraceIR
 from .metadata import encode_metadata, model_description, model_metadata
 from .nodes import LEGIBILITY_BUDGET, input_names_memo_clear
 from .onnx_build import DISCLAIMER, build_model
-from .options import check_options
+from .options import check_options, is_page
 from .progress import PROGRESS_STAGES, Progress, Steps
 from .projection import ELEM_TYPES, PGraph, Projection, shape_text
 from .reader import read_trace
@@ -65,6 +65,8 @@ class ExportResult:
     companion_bytes: bytes | None = field(default=None, repr=False)
     """The companion exactly as written, when one was built."""
     server: Any = field(default=None, repr=False, compare=False)
+    page: Path | None = None
+    """The self-contained HTML page written instead of the two files (a path ending in .html)."""
 
     @property
     def artifact_json(self) -> str:
@@ -227,11 +229,14 @@ def export_ir(
     baseline: tuple[str, str | dict[str, Any]] | None = None,
     diff: Any = None,
     progress: Progress | Steps | None = None,
+    page: Path | None = None,
 ) -> ExportResult:
     """Export an already-read IR (options already checked). Used by :func:`export` and tests.
 
     ``progress`` is a :data:`Progress` hook (its reports start at ``project``: the IR is
-    read already), or the one :func:`export` started at ``read``.
+    read already), or the one :func:`export` started at ``read``. With ``page``, the
+    artifact (named as ``path``) and its companion are not written: one HTML page holding
+    Netron's web app and both is written to ``page`` instead (:mod:`tlnetron.html`).
     """
     t0 = time.perf_counter()
     _clear_text_memos()
@@ -277,7 +282,8 @@ def export_ir(
     _validate_nodes(projection)
     companion_data: bytes | None = None
     companion_path = companion_path_for(path) if path is not None and _writes_companion(path, attachment) else None
-    destinations = [p for p in (path, companion_path) if p is not None]  # replaced in this order
+    # replaced in this order
+    destinations = [page] if page is not None else [p for p in (path, companion_path) if p is not None]
     with staged_files(destinations) as out:
         # Both files are built with a placeholder where the export id goes; the builder
         # derives the id from both and writes it in, then both are staged, so the kernel
@@ -330,10 +336,11 @@ def export_ir(
         # The projection is not needed past here: freed before the checker allocates its
         # copy, the export's peak is lower (100k ops: 776 MB, against 918 MB).
         del built, projection
-        if companion_path is not None and companion_data is not None:
-            out.stage(companion_path, companion_data)
-        if path is not None:
-            out.stage(path, artifact_data)
+        if page is None:
+            if companion_path is not None and companion_data is not None:
+                out.stage(companion_path, companion_data)
+            if path is not None:
+                out.stage(path, artifact_data)
         steps.within(90, 100)
         steps.begin("check")
         check_t0 = time.perf_counter()
@@ -345,6 +352,12 @@ def export_ir(
         if companion_refusal is not None:
             raise companion_refusal
         steps.begin("write")
+        if page is not None and path is not None:
+            from .html import build_page
+
+            pair = (companion_path.name, companion_data) if companion_path is not None and companion_data is not None else None
+            again = f"tlnetron.export(trace, {page.name!r}) again, after pip install --upgrade netron"
+            out.stage(page, build_page((path.name, artifact_data), pair, page_name=page.name, command=again).html)
         out.commit()
     if n_functions >= QUADRATIC_CHECK_FROM_FUNCTIONS and checker_is_quadratic():
         # About this machine's onnx, not the artifact: warned, never recorded in it.
@@ -360,8 +373,9 @@ def export_ir(
         if code not in codes:  # the environment's warnings are not in the artifact's list
             codes.append(code)
     return ExportResult(
-        artifact=path,
-        companion=companion_path,
+        artifact=path if page is None else None,
+        companion=companion_path if page is None else None,
+        page=page,
         granularity=granularity,
         node_count=counts["nodes"],
         edge_count=counts["edges"],
@@ -392,7 +406,9 @@ def export(
     Args:
         trace: a finished ``torchlens.Trace`` (``torchlens.trace(model, x)``).
         path: where to write the artifact (must end in ``.json``; ``*.onnx.json`` is what
-            Netron routes best). None with ``serve=True`` serves from memory.
+            Netron routes best). None with ``serve=True`` serves from memory. A path ending
+            in ``.html`` writes one self-contained page instead (Netron's web app, the
+            artifact and its companion; it opens from disk with no server or network).
         granularity: ``"module"`` (default: drill-down boxes), ``"op"`` or ``"rolled"``.
         depth: module depth the root graph groups at (module view only). Left out, the
             module view starts at 1 and descends through single-call wrappers.
@@ -423,7 +439,10 @@ def export(
             ``baseline_refused``, ``netron_serve_unavailable``, ...). Nothing is written.
     """
     p = check_options(path, granularity, depth, show_buffers, attachment, serve)
-    if serve:
+    page = p if p is not None and is_page(p) else None
+    if page is not None:  # named like the artifact the page holds
+        p = page.with_name(f"{page.stem}.onnx.json")
+    if serve or page is not None:
         from .serve import require_netron
 
         require_netron()
@@ -452,6 +471,7 @@ def export(
             baseline=baseline_row,
             diff=diff,
             progress=steps,
+            page=page,
         )
         # Free the IR while the collector is still paused: left alive until the function
         # returns, its objects would be young when collection resumes, and the first

@@ -227,7 +227,10 @@ def _notice_unpickling(path: Path) -> None:
 
 
 def _print_result(result: Any) -> None:
-    print(f"wrote      {result.artifact}")
+    if result.page is not None:
+        print(f"wrote      {result.page}  (one page: open it in a browser, from disk; it holds the model and its companion)")
+    else:
+        print(f"wrote      {result.artifact}")
     if result.companion:
         print(f"companion  {result.companion}")
     typed = f"{result.typed_edge_count} of {result.edge_count} edges typed"

@@ -17,7 +17,7 @@ from pathlib import Path
 from ._generated.vocab import BUFFER_POLICY, GRANULARITY, ErrorCode, Granularity
 from .errors import Opt, TlnetronError
 
-__all__ = ["check_options", "check_progress"]
+__all__ = ["check_options", "check_progress", "is_page"]
 
 
 def check_options(
@@ -113,12 +113,21 @@ def check_options(
         )
     p = Path(os.fspath(path))
     _check_path_text(p)
-    if not p.name.lower().endswith(".json") or p.name.lower().endswith(".attachment.json"):
+    if is_page(p):
+        if serve is True:
+            raise TlnetronError(
+                ErrorCode.INVALID_OPTION,
+                (Opt("serve", True), f" with a page ({p.name!r}): the page opens from disk and needs no server."),
+                where="serve",
+                remedy=("open the page in a browser, or export ", Opt("path", "model.onnx.json"), " to serve it."),
+            )
+    elif not p.name.lower().endswith(".json") or p.name.lower().endswith(".attachment.json"):
         raise TlnetronError(
             ErrorCode.INVALID_PATH,
-            f"{str(p)!r} does not end in .json (or ends in .attachment.json, the companion's name).",
+            f"{str(p)!r} does not end in .json or .html (or ends in .attachment.json, the companion's name).",
             where=str(p),
-            remedy=f'name the artifact like "{p.stem or "model"}.onnx.json": Netron reads ONNX JSON by that ending.',
+            remedy=f'name the artifact like "{p.stem or "model"}.onnx.json" (Netron reads ONNX JSON by that ending), '
+            f'or "{p.stem or "model"}.html" for one page holding Netron, the model and its companion.',
         )
     if p.is_dir():  # after the checks above, stat() cannot raise on the path's text
         raise TlnetronError(
@@ -169,6 +178,11 @@ def _check_path_text(p: Path) -> None:
             f"written beside it, this folder takes at most {longest} bytes ({name_max} per name).",
             where="path", remedy=f"choose a file name of at most {longest} bytes, such as model.onnx.json.",
         )
+
+
+def is_page(path: Path) -> bool:
+    """Whether ``path`` names a self-contained HTML page rather than an artifact."""
+    return path.suffix.lower() in (".html", ".htm")
 
 
 def check_progress(progress: object) -> None:
