@@ -59,6 +59,7 @@ import orjson
 
 from ._generated.vocab import ErrorCode, WarningCode
 from .errors import TlnetronError, warn
+from .jsonfile import companion_object
 from .serve import AGE_GATE_DAYS
 
 __all__ = [
@@ -255,7 +256,7 @@ def build_page(
             app is not one tlnetron can put in a page), ``netron_attachment_invalid``.
     """
     if companion is not None:
-        _check_companion(*companion)
+        companion_object(*companion)
     folder = _netron_dir()
     index = _read_app(folder, "index.html")
     version, built = _app_date(index)
@@ -324,20 +325,6 @@ def build_page(
     )
     page = _replace_once(page, "<!DOCTYPE html>\n", "<!DOCTYPE html>\n" + head)
     return Page(page.encode("utf-8"), version, built, expires)
-
-
-def _check_companion(name: str, data: bytes) -> None:
-    try:
-        obj = orjson.loads(data)
-    except orjson.JSONDecodeError:
-        obj = None
-    if not isinstance(obj, dict) or obj.get("signature") != "netron:attachment" or not name.lower().endswith(".json"):
-        raise TlnetronError(
-            ErrorCode.NETRON_ATTACHMENT_INVALID,
-            f"{name!r} is not a netron:attachment companion (Netron would open it as a model and replace the graph).",
-            where=name,
-            remedy="pass the <stem>.attachment.json file tlnetron wrote beside the artifact.",
-        )
 
 
 def _read_input(path: Path, flag: str, outcome: str) -> bytes:

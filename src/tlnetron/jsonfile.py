@@ -19,10 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ._generated.vocab import ValidationCode
-from .errors import Problem
+import orjson
 
-__all__ = ["JsonFile", "read_json_file"]
+from ._generated.vocab import ErrorCode, ValidationCode
+from .errors import Problem, TlnetronError
+
+__all__ = ["JsonFile", "companion_object", "parse_json_bytes", "read_json_file"]
 
 _BOM = b"\xef\xbb\xbf"
 _SAFE_INTEGER = 2**53
@@ -114,3 +116,24 @@ def _js(value: float) -> str:
     if math.isinf(value):
         return "Infinity" if value > 0 else "-Infinity"
     return repr(int(value)) if value.is_integer() and abs(value) < 1e21 else repr(value)
+
+
+def companion_object(name: str, data: bytes) -> dict[str, Any]:
+    """The companion ``name`` holds, or a typed refusal when it is not a ``netron:attachment``
+    file Netron would take as one (it would open it as a model and replace the graph).
+
+    Raises:
+        TlnetronError: ``netron_attachment_invalid``.
+    """
+    try:
+        obj = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        obj = None
+    if not isinstance(obj, dict) or obj.get("signature") != "netron:attachment" or not name.lower().endswith(".json"):
+        raise TlnetronError(
+            ErrorCode.NETRON_ATTACHMENT_INVALID,
+            f"{name!r} is not a netron:attachment companion (Netron would open it as a model and replace the graph).",
+            where=name,
+            remedy="pass the <stem>.attachment.json file tlnetron wrote beside the artifact.",
+        )
+    return obj

@@ -34,6 +34,7 @@ from typing import Any
 
 from ._generated.vocab import ErrorCode, WarningCode
 from .errors import TlnetronError, warn
+from .jsonfile import companion_object
 
 __all__ = [
     "AGE_GATE_DAYS",
@@ -311,21 +312,6 @@ def _show(served: Served, browse: bool) -> None:
         webbrowser.open(served.url)
 
 
-def _companion_object(name: str, data: bytes) -> dict[str, Any]:
-    try:
-        obj = json.loads(data)
-    except ValueError:
-        obj = None
-    if not isinstance(obj, dict) or obj.get("signature") != "netron:attachment" or not name.lower().endswith(".json"):
-        raise TlnetronError(
-            ErrorCode.NETRON_ATTACHMENT_INVALID,
-            f"{name!r} is not a netron:attachment companion (Netron would open it as a model and replace the graph).",
-            where=name,
-            remedy="pass the <stem>.attachment.json file tlnetron wrote beside the artifact.",
-        )
-    return obj
-
-
 def _refuse_another_exports_companion(model: tuple[str, bytes], name: str, companion: dict[str, Any]) -> None:
     from .validation import pair_mismatch
 
@@ -365,7 +351,7 @@ def serve_bytes(
     if gate:
         warn(WarningCode.NETRON_APP_EXPIRED, gate)
     if companion is not None:
-        _refuse_another_exports_companion(model, companion[0], _companion_object(*companion))
+        _refuse_another_exports_companion(model, companion[0], companion_object(*companion))
     served = _start_server(model, companion, host, port)
     _show(served, browse)
     return served

@@ -23,13 +23,12 @@ import datetime as _dt
 import json
 import time
 import urllib.parse
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from netron_driver import AGE_GATE_TEXT, AgeGateError, ErrorDialogError, NetronBrowser, NetronPage
+from netron_driver import AGE_GATE_TEXT, AgeGateError, ErrorDialogError, NetronPage
 from test_artifacts import (
     _corrupt_base64,
     _corrupt_elem_type,
@@ -53,22 +52,6 @@ def demo_files(zoo_trace: Any, tmp_path: Path) -> tuple[Path, Path]:
     result = export_quietly(zoo_trace("demo"), tmp_path / "demo.onnx.json")
     assert result.artifact is not None and result.companion is not None
     return result.artifact, result.companion
-
-
-@pytest.fixture
-def visitor(netron_browser: NetronBrowser) -> Iterator[Any]:
-    """``visitor(delay)``: a first-time visitor's page (fresh context, no cookie) who reads
-    the cookie notice for ``delay`` seconds before clicking Accept."""
-    pages: list[NetronPage] = []
-
-    def new(delay: float) -> NetronPage:
-        page = netron_browser.new_page(consent="click", consent_delay=delay, timeout=60)
-        pages.append(page)
-        return page
-
-    yield new
-    for page in pages:
-        page.close()
 
 
 def write_html(artifact: Path, companion: Path | None, out: Path, capsys: pytest.CaptureFixture[str]) -> Path:

@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 
 import tlnetron
-from netron_driver import NetronBrowser, NetronPage
+from netron_driver import NetronPage
 from test_artifacts import check_drawn_body, check_node_sidebar, companion_rows, export_quietly, op_boxes
 from tlnetron.serve import serve_files
 
@@ -107,22 +107,6 @@ def stop_later() -> Iterator[list[Any]]:
     yield servers
     for server in servers:
         server.stop()
-
-
-@pytest.fixture
-def visitor(netron_browser: NetronBrowser) -> Iterator[Any]:
-    """``visitor(delay)``: a first-time visitor's page (fresh context, no cookie) who reads
-    the cookie notice for ``delay`` seconds before clicking Accept."""
-    pages: list[NetronPage] = []
-
-    def new(delay: float) -> NetronPage:
-        page = netron_browser.new_page(consent="click", consent_delay=delay, timeout=60)
-        pages.append(page)
-        return page
-
-    yield new
-    for page in pages:
-        page.close()
 
 
 def check_stays_on_loopback(netron: NetronPage) -> None:
