@@ -2,14 +2,15 @@
 
 Each kept module call becomes a FunctionProto in ``ai.torchlens.module`` (name = class name,
 overload = the call label, so repeated calls stay distinct), called by one node in its
-parent's body. The root graph groups at a module depth (default: start at 1 and descend
-while the root draws fewer than five boxes of substance, as for a wrapper or a task-head
-model around its backbone, as long as the next depth shows more and stays within the
-legibility budget; an explicit ``depth=N`` is obeyed exactly); calls above that depth
-dissolve into the root, deeper ones nest behind Netron's drill-down. Single-op calls are
-inlined. Side computations (ops none of whose results reach a model output, such as an
-attention-mask check ending in a scalar) are not drawn; each call that held some says so. A call's inputs are the values produced outside it and consumed inside (in order of
-first use); its outputs are the values produced inside and used outside (in production order).
+parent's body. By default the root starts at module depth 1 and, while it draws fewer than
+five boxes of substance, the calls holding a third or more of the ops (a wrapper, a backbone
+beside its task head, an encoder and its decoder) are opened into it, as long as that draws
+no fewer boxes and stays within the legibility budget; an explicit ``depth=N`` groups at
+that depth exactly. Opened calls dissolve into the root, the rest nest behind Netron's
+drill-down. Single-op calls are inlined. Side computations (ops none of whose results reach
+a model output, such as an attention-mask check ending in a scalar) are not drawn; each
+call that held some says so. A call's inputs are the values produced outside it and
+consumed inside (in order of first use); its outputs are the values produced inside and used outside (in production order).
 Everything is one pass over the ops in execution order, so the cost is linear in
 ops x nesting depth.
 """
