@@ -25,7 +25,7 @@ import tlnetron
 from tlnetron import cli
 from tlnetron._generated.vocab import ERROR_CODE, VALIDATION_CODE
 from tlnetron.demo import DEMO_TRACES
-from tlnetron.errors import TlnetronError
+from tlnetron.errors import Opt, TlnetronError
 from tlnetron.options import check_options
 from tlnetron.validation import artifact_problems, companion_problems, parse_artifact, shown_in_model
 from zoo import ZooTrace
@@ -138,6 +138,29 @@ def saved(zoo_trace: ZooTrace, tmp_path_factory: pytest.TempPathFactory) -> Path
     torchlens.save(zoo_trace(SAVED_MODEL), folder)
     assert (folder / "manifest.json").is_file()
     return folder
+
+
+def test_activation_stats_flag(saved: Path, tmp_path: Path) -> None:
+    """Value rows (statistics of each saved tensor) by default; none with --no-activation-stats."""
+    procs = {
+        flag: subprocess.Popen(
+            [sys.executable, "-m", "tlnetron.cli", "export", str(saved), "-o", str(tmp_path / f"{flag}.onnx.json"), "--no-progress", flag],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for flag in ("--activation-stats", "--no-activation-stats")
+    }
+    kinds = {}
+    for flag, proc in procs.items():
+        _, err = proc.communicate(timeout=TIMEOUT)
+        assert proc.returncode == 0, err.decode()
+        companion = json.loads((tmp_path / f"{flag}.onnx.attachment.json").read_text("utf-8"))
+        kinds[flag] = {r["name"] for r in companion["metrics"] if r["kind"] == "value"}
+        assert not _problems(tmp_path / f"{flag}.onnx.json", tmp_path / f"{flag}.onnx.attachment.json")
+    assert kinds["--activation-stats"] == {"min", "max", "mean", "std", "NaN count", "Inf count", "zero fraction"}
+    assert kinds["--no-activation-stats"] == set()
+    assert cli.cli_spelling(Opt("activation_stats", False)) == "--no-activation-stats"
+    assert cli.cli_spelling(Opt("activation_stats", True)) == "--activation-stats"
 
 
 def test_export_saved_trace_every_granularity(saved: Path, tmp_path: Path) -> None:

@@ -146,9 +146,12 @@ def check_pair(artifact: Path, companion_path: Path) -> dict[str, Any]:
     model: dict[str, Any] = json.loads(text)
     nodes = {n["name"] for n in model["graph"].get("node", [])}
     functions = set()
+    values = {o for n in model["graph"].get("node", []) for o in n.get("output", [])}
+    values |= {v["name"] for v in (*model["graph"].get("input", []), *model["graph"].get("output", []))}
     for f in model.get("functions", []):
         nodes |= {n["name"] for n in f.get("node", [])}
         functions.add(f["name"])
+        values |= {o for n in f.get("node", []) for o in n.get("output", [])} | {*f.get("input", []), *f.get("output", [])}
     companion = json.loads(companion_path.read_text(encoding="utf-8"))
     assert companion["signature"] == "netron:attachment"
     for row in (*companion["metadata"], *companion["metrics"]):
@@ -159,6 +162,8 @@ def check_pair(artifact: Path, companion_path: Path) -> dict[str, Any]:
             assert target == "", row
         elif kind == "graph":
             assert target == "" or target in functions, row
+        elif kind == "value":
+            assert target in values, row
         else:
             raise AssertionError(f"companion row of a kind Netron never shows: {row}")
     return model

@@ -19,7 +19,7 @@ from typing import Any
 import onnx
 
 from ._generated.vocab import ErrorCode, Granularity, WarningCode
-from .companion import build_companion, companion_bytes, iter_nodes
+from .companion import build_companion, companion_bytes, drawn_values, iter_nodes
 from .errors import Opt, TlnetronError, warn
 from .export_id import PLACEHOLDER
 from .facts import bytes_text, flops_text
@@ -27,7 +27,7 @@ from .ir import TraceIR
 from .metadata import encode_metadata, model_description, model_metadata
 from .nodes import LEGIBILITY_BUDGET, input_names_memo_clear
 from .onnx_build import DISCLAIMER, build_model
-from .options import check_options, is_page
+from .options import check_activation_stats, check_options, is_page
 from .progress import PROGRESS_STAGES, Progress, Steps
 from .projection import ELEM_TYPES, PGraph, Projection, shape_text
 from .reader import read_trace
@@ -179,10 +179,13 @@ def _writes_companion(path: Path | None, attachment: bool | None) -> bool:
     return path is not None and attachment is not False
 
 
-def _shown(projection: Projection) -> Shown:
+def _shown(projection: Projection, values: frozenset[str] | None = None) -> Shown:
     nodes = frozenset(n.name.split("\n", 1)[0] for n in iter_nodes(projection))
     return Shown(
-        nodes=nodes, values=frozenset(), functions=frozenset(f.name for f in projection.functions), export_id=PLACEHOLDER
+        nodes=nodes,
+        values=drawn_values(projection) if values is None else values,
+        functions=frozenset(f.name for f in projection.functions),
+        export_id=PLACEHOLDER,
     )
 
 
@@ -292,11 +295,17 @@ def export_ir(
         companion_refusal: TlnetronError | None = None
         if companion_path is not None and path is not None:
             steps.begin("companion")
+            values = drawn_values(projection)
             companion = build_companion(
-                projection, artifact_name=path.name, producer_version=_version(), export_id=PLACEHOLDER
+                projection,
+                artifact_name=path.name,
+                producer_version=_version(),
+                export_id=PLACEHOLDER,
+                stats=tuple((op.name, op.stats) for op in ir.ops if op.stats is not None),
+                values=values,
             )
             steps.within(35, 100)
-            problems = list(companion_problems(companion, _shown(projection)))
+            problems = list(companion_problems(companion, _shown(projection, values)))
             steps.within(85, 100)
             if problems:
                 first = problems[0]
@@ -400,6 +409,7 @@ def export(
     baseline: Any = None,
     serve: bool = False,
     progress: Progress | None = None,
+    activation_stats: bool = True,
 ) -> ExportResult:
     """Export a TorchLens trace as a Netron artifact (and its metrics companion).
 
@@ -427,6 +437,11 @@ def export(
             also report as they go on large traces (about every 2% of their ops, layers,
             function bodies or nodes); the checker is one step. The shares are estimates (:data:`PROGRESS_STAGES`). An exception
             raised by the hook before ``done`` stops the export, and nothing is written.
+        activation_stats: True (default) reads statistics of every captured output tensor
+            (min, max, mean and std of its finite elements, NaN and Inf counts, the share of
+            zeros) into the companion as value rows, shown in Netron's Connection Properties
+            when an edge is clicked, plus the model row ``first non-finite output``. Traces
+            with nothing saved have none. False skips the reading (a faster export).
 
     Returns:
         An :class:`ExportResult` naming what was written (and the served address).
@@ -439,6 +454,7 @@ def export(
             ``baseline_refused``, ``netron_serve_unavailable``, ...). Nothing is written.
     """
     p = check_options(path, granularity, depth, show_buffers, attachment, serve)
+    check_activation_stats(activation_stats)
     page = p if p is not None and is_page(p) else None
     if page is not None:  # named like the artifact the page holds
         p = page.with_name(f"{page.stem}.onnx.json")
@@ -455,6 +471,8 @@ def export(
             module_calls=granularity == Granularity.MODULE,
             brief_repeats=granularity == Granularity.ROLLED,
             progress=steps.ticks(),
+            # Only the companion shows them: no companion, no statistics to compute.
+            activation_stats=activation_stats and _writes_companion(p, attachment),
         )
         baseline_row, diff = None, None
         if baseline is not None:

@@ -71,6 +71,7 @@ _FLAGS = {
     "attachment": "--attachment",
     "baseline": "--baseline",
     "serve": "--serve",
+    "activation_stats": "--activation-stats",
 }
 """The flag of each keyword of ``tlnetron.export`` (but the trace and the progress hook)."""
 
@@ -99,6 +100,8 @@ def cli_spelling(opt: Opt) -> str:
     value = opt.value
     if opt.keyword == "serve":
         return flag if value is True or value is ... else f"no {flag}"
+    if opt.keyword == "activation_stats":
+        return "--no-activation-stats" if value is False else flag
     if value is ...:
         return f"{flag} {_METAVARS[opt.keyword]}"
     if opt.keyword == "attachment":
@@ -383,6 +386,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
             baseline=reference,
             serve=args.serve,
             progress=bar,
+            activation_stats=args.activation_stats,
         )
     _print_result(result)
     if result.url:
@@ -527,6 +531,10 @@ def build_parser() -> argparse.ArgumentParser:
     base.add_argument("--baseline", metavar="REF", help="the reference run's saved trace folder: per-node diff facts (unpickled: trusted files only)")
     base.add_argument("--baseline-id", metavar="ID", help="a run identifier for the baseline, recorded verbatim (nothing is diffed)")
     exp.add_argument("--serve", action="store_true", help="serve the result in Netron on 127.0.0.1")
+    exp.add_argument(
+        "--activation-stats", action=argparse.BooleanOptionalAction, default=True,
+        help="statistics of each captured tensor (min, max, mean, std, NaN/Inf counts) on its edge, in the companion (default: on)",
+    )
     exp.add_argument("--progress", action=argparse.BooleanOptionalAction, default=sys.stderr.isatty(), help="progress bar on stderr")
     exp.set_defaults(func=_cmd_export)
 

@@ -9,16 +9,17 @@ body) or the model (``target: ""``); units sit in row names because Netron shows
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ._generated.vocab import SCHEMA_VERSION, CompanionKind, CompanionRow
 from .export_id import PLACEHOLDER
 from .facts import Facts, duration_us
+from .ir import TensorStats
 from .projection import PNode, Projection
 from .serialize import dumps_bytes
 
-__all__ = ["SIGNATURE", "build_companion", "companion_bytes", "iter_nodes"]
+__all__ = ["SIGNATURE", "build_companion", "companion_bytes", "drawn_values", "iter_nodes", "stats_rows"]
 
 SIGNATURE = "netron:attachment"
 Row = dict[str, Any]
@@ -29,6 +30,20 @@ def iter_nodes(projection: Projection) -> Iterator[PNode]:
     yield from projection.graph.nodes
     for fn in projection.functions:
         yield from fn.body.nodes
+
+
+def drawn_values(projection: Projection) -> frozenset[str]:
+    """Every value name Netron draws (up to its first line break): node outputs, and the
+    inputs and outputs of the root graph and of each function body (what
+    :func:`tlnetron.validation.shown_in_model` collects from the written model)."""
+    names: set[str] = set()
+    bodies = [projection.graph, *(fn.body for fn in projection.functions)]
+    for body in bodies:
+        for node in body.nodes:
+            names.update(node.outputs)
+        names.update(v.name for v in body.inputs)
+        names.update(v.name for v in body.outputs)
+    return frozenset(name.split("\n", 1)[0] for name in names if name)
 
 
 _JS_SAFE = 2**53
@@ -72,14 +87,52 @@ def _metrics(facts: Facts) -> list[tuple[str, Any]]:
     return out
 
 
+def _sig(value: float) -> float:
+    """A float statistic to 7 significant digits (float32's precision; the sidebar shows
+    JavaScript's shortest form, so 0.1 reads 0.1, not 0.10000000149011612)."""
+    return float(f"{value:.7g}")
+
+
+def stats_rows(stats: TensorStats) -> list[tuple[str, Any]]:
+    """A captured tensor's value rows, in sidebar order; a statistic that is absent (see
+    :class:`~tlnetron.ir.TensorStats`) gives no row, so every value is a finite number."""
+    out: list[tuple[str, Any]] = []
+    for name, value in (
+        (CompanionRow.MIN, stats.min),
+        (CompanionRow.MAX, stats.max),
+        (CompanionRow.MEAN, stats.mean),
+        (CompanionRow.STD, stats.std),
+    ):
+        if value is not None:
+            out.append((name, _sig(value) if isinstance(value, float) else value))
+    out.append((CompanionRow.NAN_COUNT, stats.nan_count))
+    out.append((CompanionRow.INF_COUNT, stats.inf_count))
+    if stats.numel:
+        out.append((CompanionRow.ZERO_FRACTION, _sig(stats.zero_count / stats.numel)))
+    return out
+
+
 def _share(part: float, whole: float) -> str:
     return f"{100.0 * part / whole:.2f} %"
 
 
 def build_companion(
-    projection: Projection, *, artifact_name: str, producer_version: str, export_id: str = PLACEHOLDER
+    projection: Projection,
+    *,
+    artifact_name: str,
+    producer_version: str,
+    export_id: str = PLACEHOLDER,
+    stats: Sequence[tuple[str, TensorStats]] = (),
+    values: frozenset[str] | None = None,
 ) -> dict[str, Any]:
     """The companion object for ``projection`` (not yet validated).
+
+    ``stats`` are ``(op name, statistics)`` in execution order (``OpIR.stats``): each op
+    whose output is a drawn value (``values``, :func:`drawn_values` when None) gets its
+    :func:`stats_rows` as ``value`` rows targeting that value, which is named like the op
+    in every view. A rolled layer of several passes draws one value named after the layer,
+    which no single pass is: it gets no rows (the op view shows each pass's). The model row
+    ``first non-finite output`` names the first op of ``stats`` holding a NaN or an Inf.
 
     ``export_id`` is the first metadata row's value: the export leaves it at
     :data:`~tlnetron.export_id.PLACEHOLDER`, which
@@ -119,6 +172,17 @@ def build_companion(
     if totals.nbytes is not None:
         metrics.append(_row(CompanionKind.MODEL, "", CompanionRow.SUM_CAPTURED_BYTES, totals.nbytes))
     metrics.append(_row(CompanionKind.MODEL, "", CompanionRow.EXPORTED_NODES, n_nodes))
+    if stats:
+        first_bad = next((name for name, st in stats if not st.finite), None)
+        if first_bad is not None:
+            metrics.append(_row(CompanionKind.MODEL, "", CompanionRow.FIRST_NON_FINITE_OUTPUT, first_bad.split("\n", 1)[0]))
+        drawn = drawn_values(projection) if values is None else values
+        value_kind = CompanionKind.VALUE
+        for name, st in stats:
+            target = name.split("\n", 1)[0]
+            if target in drawn:
+                for row_name, value in stats_rows(st):
+                    append(_row(value_kind, target, row_name, value))
     return {"signature": SIGNATURE, "metadata": metadata, "metrics": metrics}
 
 

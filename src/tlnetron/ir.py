@@ -17,6 +17,7 @@ __all__ = [
     "Honesty",
     "ModuleCallIR",
     "OpIR",
+    "TensorStats",
     "TraceIR",
     "ROLE_BUFFER",
     "ROLE_INPUT",
@@ -31,6 +32,32 @@ ROLE_BUFFER = "buffer"
 
 Dim = int | str
 """A dimension: an int, or a string when it is not one number (e.g. ``'1..4'`` in a rolled layer)."""
+
+
+@record
+class TensorStats:
+    """Statistics of one captured output tensor (read by :mod:`tlnetron.reader`).
+
+    Counts are over every element. ``min``, ``max``, ``mean`` and ``std`` (population,
+    correction 0) are over the *finite* elements only, so they are finite numbers or None:
+    None when no element is finite (or the tensor is empty), for complex tensors (no
+    order; only the counts are kept), and ``std`` for bool (``mean`` is then the fraction
+    of True). Integer tensors keep an exact int ``min`` / ``max``.
+    """
+
+    numel: int
+    nan_count: int = 0
+    inf_count: int = 0
+    zero_count: int = 0
+    min: float | int | None = None
+    max: float | int | None = None
+    mean: float | None = None
+    std: float | None = None
+
+    @property
+    def finite(self) -> bool:
+        """True when no element is NaN or Inf."""
+        return not (self.nan_count or self.inf_count)
 
 
 @record
@@ -65,6 +92,8 @@ class OpIR:
     buffer_address: str | None = None
     buffer_access: str | None = None
     location: str | None = None
+    stats: TensorStats | None = None
+    """Statistics of the captured output tensor; None when nothing was captured (or read)."""
 
 
 @record

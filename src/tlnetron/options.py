@@ -17,7 +17,7 @@ from pathlib import Path
 from ._generated.vocab import BUFFER_POLICY, GRANULARITY, ErrorCode, Granularity
 from .errors import Opt, TlnetronError
 
-__all__ = ["check_options", "check_progress", "is_page"]
+__all__ = ["check_activation_stats", "check_options", "check_progress", "is_page"]
 
 
 def check_options(
@@ -197,4 +197,22 @@ def check_progress(progress: object) -> None:
             (Opt("progress", progress), " is not a function."),
             where="progress",
             remedy=("pass a function called as progress(stage, done, total), or leave ", Opt("progress", None), "."),
+        )
+
+
+def check_activation_stats(activation_stats: object) -> None:
+    """Refuse an ``activation_stats=`` that is not a bool.
+
+    Raises:
+        TlnetronError: ``invalid_option``.
+    """
+    if not isinstance(activation_stats, bool):
+        raise TlnetronError(
+            ErrorCode.INVALID_OPTION,
+            (Opt("activation_stats", activation_stats), " is not one of the two choices."),
+            where="activation_stats",
+            remedy=(
+                "use ", Opt("activation_stats", True), " (default: statistics of every captured tensor on its edge) or ",
+                Opt("activation_stats", False), " (none, a faster export).",
+            ),
         )

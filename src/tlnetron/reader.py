@@ -31,6 +31,7 @@ from .ir import (
     Honesty,
     ModuleCallIR,
     OpIR,
+    TensorStats,
     TraceIR,
 )
 from .progress import every_share
@@ -184,6 +185,77 @@ class _Locations:
         return self._frame(candidates[-1])[2]
 
 
+def tensor_stats(t: Any) -> TensorStats | None:
+    """Statistics of one captured tensor (see :class:`~tlnetron.ir.TensorStats`), or None
+    for what is not a plain dense tensor with data (sparse, meta, quantized, ...).
+
+    A handful of kernels per tensor, one synchronisation: ``isfinite`` and its sum decide
+    whether NaN and Inf need counting (most tensors are finite); then ``aminmax``,
+    ``std_mean`` and ``== 0`` run on the finite elements, and every result is read at once.
+    float16 / bfloat16 / float8 are computed in float32 (their sums would round), integer
+    mean and std in float64 with exact integer min / max; bool gives min / max / mean (the
+    fraction of True) and no std; complex gives only the counts. A dtype torch's kernels
+    do not reduce (e.g. uint64 on CPU) gives None rather than failing the export.
+    """
+    import torch
+
+    if not isinstance(t, torch.Tensor) or t.layout != torch.strided or t.is_meta or t.is_quantized:
+        return None
+    try:
+        return _stats(torch, t)
+    except (RuntimeError, NotImplementedError, TypeError, ValueError):
+        return None
+
+
+def _stats(torch: Any, t: Any) -> TensorStats:
+    with torch.no_grad():
+        t = t.detach()
+        numel = t.numel()
+        if numel == 0:
+            return TensorStats(numel=0)
+        dtype = t.dtype
+        if dtype.is_complex:
+            nan = int(torch.isnan(t).sum())
+            inf = int(torch.isinf(t).sum())
+            return TensorStats(numel, nan, inf, int((t == 0).sum()))
+        if dtype == torch.bool:
+            trues = int(t.sum())
+            return TensorStats(numel, 0, 0, numel - trues, 1 if trues == numel else 0, 1 if trues else 0, trues / numel)
+        if not dtype.is_floating_point:  # integers: exact min / max, mean and std in float64
+            lo, hi = torch.aminmax(t)
+            sd, mu = torch.std_mean(t.double(), correction=0)
+            zeros = (t == 0).sum()
+            lo_v, hi_v, zeros_v = torch.stack((lo.long(), hi.long(), zeros)).tolist()
+            mu_v, sd_v = torch.stack((mu, sd)).tolist()
+            return TensorStats(numel, 0, 0, int(zeros_v), int(lo_v), int(hi_v), _finite_float(mu_v), _finite_float(sd_v))
+        if dtype.itemsize < 4:  # float16, bfloat16, float8: summed in float32
+            t = t.float()
+        finite = torch.isfinite(t)
+        n_finite = int(finite.sum())
+        nan = inf = 0
+        if n_finite != numel:
+            nan = int(torch.isnan(t).sum())
+            inf = numel - n_finite - nan
+            zeros_all = int((t == 0).sum())
+            t = t[finite]
+            if n_finite == 0:
+                return TensorStats(numel, nan, inf, zeros_all)
+        else:
+            zeros_all = -1
+        lo, hi = torch.aminmax(t)
+        sd, mu = torch.std_mean(t, correction=0)
+        parts = [lo, hi, mu, sd]
+        if zeros_all < 0:
+            parts.append((t == 0).sum())
+        values = torch.stack([p.double() for p in parts]).tolist()  # exact counts to 2**53
+        if zeros_all < 0:
+            zeros_all = int(values[4])
+    return TensorStats(
+        numel, nan, inf, zeros_all,
+        _finite_float(values[0]), _finite_float(values[1]), _finite_float(values[2]), _finite_float(values[3]),
+    )
+
+
 def _buffer_access(op: Any, parents: tuple[str, ...]) -> str | None:
     kind = getattr(op, "buffer_write_kind", None)
     if kind is None:
@@ -198,6 +270,7 @@ def read_trace(
     module_calls: bool = True,
     brief_repeats: bool = False,
     progress: Callable[[int, int], None] | None = None,
+    activation_stats: bool = True,
 ) -> TraceIR:
     """Read a finished ``Trace`` into tlnetron's IR.
 
@@ -215,6 +288,10 @@ def read_trace(
             only what a rolled layer compares or sums across its passes (shape, dtype,
             wiring, time, FLOPs, bytes). Their module calls and source location are left
             out; the rolled view takes those from the layer's first pass.
+        progress: called as ``progress(done, total)`` about every 2% of the ops.
+        activation_stats: read statistics of every saved output tensor (``op.out``) into
+            ``OpIR.stats`` (:func:`tensor_stats`); ops with nothing saved (None, not a
+            tensor, a structure-only trace, an ``audit`` load) have none.
 
     Whatever the options, what a compute op *is* (type, function, parameters, multi-output
     slot, module address) is read once per layer, from its first pass: TorchLens keeps
@@ -235,7 +312,7 @@ def read_trace(
             remedy="pass the object returned by torchlens.trace(model, x), or a trace loaded with torchlens.load(path).",
         )
     try:
-        return _read(log, show_buffers, module_calls, brief_repeats, progress)
+        return _read(log, show_buffers, module_calls, brief_repeats, progress, activation_stats)
     except TlnetronError:
         raise
     except Exception as exc:  # a trace torchlens could not complete, or an API drift
@@ -288,13 +365,21 @@ def _node_names(labels: list[str], layers: list[str], passes: Counter[str]) -> d
 
 
 def _read(
-    log: Any, show_buffers: str, module_calls: bool, brief_repeats: bool, progress: Callable[[int, int], None] | None = None
+    log: Any,
+    show_buffers: str,
+    module_calls: bool,
+    brief_repeats: bool,
+    progress: Callable[[int, int], None] | None = None,
+    activation_stats: bool = False,
 ) -> TraceIR:
     # This loop runs once per op and is most of an export's reading time: each TorchLens
     # attribute is read at most once and only where the op's role needs it, values seen
     # before (dtypes, source frames) are converted once, and OpIR is built
     # positionally (the field order is checked at import, see _OPIR_FIELDS).
     raw_ops = list(log.ops)
+    # Statistics of the saved outputs are computed as each op is read, so progress keeps
+    # ticking through them; a trace with nothing saved skips them altogether.
+    stats_of = tensor_stats if activation_stats and not getattr(log, "structure_only", False) else None
     labels, layers, pass_of = _labels(log, raw_ops)
     passes = Counter(layers)
     name_of = _node_names(labels, layers, passes)
@@ -418,6 +503,7 @@ def _read(
                 buffer_address,
                 buffer_access,
                 where,
+                stats_of(op.out) if stats_of is not None and not hidden else None,
             )
         )
     return TraceIR(
@@ -434,7 +520,7 @@ def _read(
 _OPIR_FIELDS = (
     "name", "layer", "pass_index", "num_passes", "op_type", "role", "shape", "dtype", "parents", "ports",
     "function", "module_calls", "module_path", "duration_s", "flops", "nbytes", "num_params", "params",
-    "multi_output_index", "buffer_address", "buffer_access", "location",
+    "multi_output_index", "buffer_address", "buffer_access", "location", "stats",
 )  # fmt: skip
 if tuple(f.name for f in fields(OpIR)) != _OPIR_FIELDS:  # pragma: no cover - guards an edit of ir.py
     raise RuntimeError("tlnetron.ir.OpIR's fields changed: update reader._OPIR_FIELDS and _read's OpIR(...) calls")

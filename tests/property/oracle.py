@@ -291,6 +291,7 @@ def check_success(ir: TraceIR | None, outcome: Outcome) -> None:
     assert companion["signature"] == "netron:attachment"
     assert {"kind": "model", "target": "", "name": CompanionRow.COMPANION_OF, "value": artifact_name} in companion["metadata"]
     functions = {f.name for f in model.functions}
+    shown_values = shown_in_model(parsed).values
     for section in ("metadata", "metrics"):
         seen: set[tuple[str, str, str]] = set()
         for i, row in enumerate(companion[section]):
@@ -302,6 +303,8 @@ def check_success(ir: TraceIR | None, outcome: Outcome) -> None:
                 assert target in shown_nodes, f"{section}[{i}] targets {target!r}: no node has that name"
             elif kind == "graph":
                 assert target in functions | {""}, f"{section}[{i}] targets {target!r}"
+            elif kind == "value":
+                assert target in shown_values, f"{section}[{i}] targets {target!r}: no drawn value has that name"
             else:
                 raise AssertionError(f"{section}[{i}]: tlnetron writes no {kind} rows")
             row_key = (kind, target, name)

@@ -3,7 +3,7 @@
 #   schema/companion.schema.json (sha256 9aae5d8e60f8b066a770c9edd3245996e125f422cd7c1570e35e67b6328ee9f1)
 #   schema/model-metadata.schema.json (sha256 46c941d74d8a97c44f8945484a585192cdee3dbedb39df895bbfb09f002dabac)
 #   schema/node-properties.schema.json (sha256 a1d6a45259c404a8763ed7b044efb3a9650391f4069b67cb67efde48a2e32214)
-#   schema/vocabularies.schema.json (sha256 dbd0fe97da5fb77e275856b6fbd3839567e346c3cdbf08e49bbd197213c5843d).
+#   schema/vocabularies.schema.json (sha256 f58fec5efda361dbe2ced4719080f1fa4572d48ff63bc3c77ce25fa5d15d7de6).
 # Regenerate with `nox -s codegen` (or `python codegen/generate.py`).
 """Closed vocabularies, metadata key names and schema facts from tlnetron's JSON Schemas.
 
@@ -493,6 +493,22 @@ class CompanionRow:
     """Diff (node metadata): TorchLens' detail text."""
     TORCHLENS_DIFF_ROW_COUNTS = "torchlens.diff.row_counts"
     """Diff (module-call or rolled node metadata): diff row counts over the ops inside, by status."""
+    MIN = "min"
+    """Value metric: the smallest finite element of the captured tensor (an exact integer for integer dtypes; 0 or 1 for bool); absent for complex tensors and when no element is finite."""
+    MAX = "max"
+    """Value metric: the largest finite element of the captured tensor (an exact integer for integer dtypes; 0 or 1 for bool); absent for complex tensors and when no element is finite."""
+    MEAN = "mean"
+    """Value metric: the mean of the captured tensor's finite elements (NaN and Inf left out; for bool, the fraction of True); absent for complex tensors and when no element is finite."""
+    STD = "std"
+    """Value metric: the population standard deviation (correction 0) of the captured tensor's finite elements; absent for bool and complex tensors and when no element is finite."""
+    NAN_COUNT = "NaN count"
+    """Value metric: elements of the captured tensor that are NaN (a complex element counts when either part is)."""
+    INF_COUNT = "Inf count"
+    """Value metric: elements of the captured tensor that are +Inf or -Inf (a complex element counts when either part is)."""
+    ZERO_FRACTION = "zero fraction"
+    """Value metric: the share of the captured tensor's elements equal to zero (False for bool), from 0 to 1; absent for an empty tensor."""
+    FIRST_NON_FINITE_OUTPUT = "first non-finite output"
+    """Model metric: the first op, in execution order, whose captured output holds a NaN or an Inf; absent when every captured output is finite."""
 
 
 COMPANION_ROW: tuple[str, ...] = (
@@ -523,6 +539,14 @@ COMPANION_ROW: tuple[str, ...] = (
     "torchlens.diff.verdict",
     "torchlens.diff.detail",
     "torchlens.diff.row_counts",
+    "min",
+    "max",
+    "mean",
+    "std",
+    "NaN count",
+    "Inf count",
+    "zero fraction",
+    "first non-finite output",
 )
 COMPANION_ROW_DOC: dict[str, str] = {
     "observed µs": "Node metric: observed wall time of the op's call, microseconds.",
@@ -552,6 +576,14 @@ COMPANION_ROW_DOC: dict[str, str] = {
     "torchlens.diff.verdict": "Diff (node metadata): how TorchLens paired the op.",
     "torchlens.diff.detail": "Diff (node metadata): TorchLens' detail text.",
     "torchlens.diff.row_counts": "Diff (module-call or rolled node metadata): diff row counts over the ops inside, by status.",
+    "min": "Value metric: the smallest finite element of the captured tensor (an exact integer for integer dtypes; 0 or 1 for bool); absent for complex tensors and when no element is finite.",
+    "max": "Value metric: the largest finite element of the captured tensor (an exact integer for integer dtypes; 0 or 1 for bool); absent for complex tensors and when no element is finite.",
+    "mean": "Value metric: the mean of the captured tensor's finite elements (NaN and Inf left out; for bool, the fraction of True); absent for complex tensors and when no element is finite.",
+    "std": "Value metric: the population standard deviation (correction 0) of the captured tensor's finite elements; absent for bool and complex tensors and when no element is finite.",
+    "NaN count": "Value metric: elements of the captured tensor that are NaN (a complex element counts when either part is).",
+    "Inf count": "Value metric: elements of the captured tensor that are +Inf or -Inf (a complex element counts when either part is).",
+    "zero fraction": "Value metric: the share of the captured tensor's elements equal to zero (False for bool), from 0 to 1; absent for an empty tensor.",
+    "first non-finite output": "Model metric: the first op, in execution order, whose captured output holds a NaN or an Inf; absent when every captured output is finite.",
 }
 
 

@@ -1,0 +1,260 @@
+"""Activation statistics (issue 26): read from each saved output tensor, written as value rows
+of the companion (Netron's Connection Properties, when an edge is clicked).
+
+Unit tests build the IR by hand; the rest compare real traces with torch's own computation
+on ``op.out``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+import torchlens
+from torch import nn
+
+import tlnetron
+from tlnetron._generated.vocab import CompanionKind, CompanionRow
+from tlnetron.api import export_ir
+from tlnetron.companion import build_companion, drawn_values, stats_rows
+from tlnetron.errors import TlnetronError, TlnetronWarning
+from tlnetron.ir import Honesty, OpIR, TensorStats, TraceIR
+from tlnetron.reader import read_trace, tensor_stats
+from tlnetron.validation import Shown, companion_problems
+from tlnetron.view_op import project_op
+
+from zoo import ZooTrace
+
+STAT_NAMES = (
+    CompanionRow.MIN, CompanionRow.MAX, CompanionRow.MEAN, CompanionRow.STD,
+    CompanionRow.NAN_COUNT, CompanionRow.INF_COUNT, CompanionRow.ZERO_FRACTION,
+)  # fmt: skip
+
+
+def _value_rows(companion: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for row in companion["metrics"]:
+        if row["kind"] == CompanionKind.VALUE:
+            out.setdefault(row["target"], {})[row["name"]] = row["value"]
+    return out
+
+
+def _model_rows(companion: dict[str, Any]) -> dict[str, Any]:
+    return {r["name"]: r["value"] for r in (*companion["metadata"], *companion["metrics"]) if r["kind"] == "model"}
+
+
+def _export(log: Any, tmp_path: Path, **kw: Any) -> dict[str, Any]:
+    result = tlnetron.export(log, tmp_path / "m.onnx.json", **kw)
+    assert result.companion_bytes is not None
+    data: dict[str, Any] = json.loads(result.companion_bytes)
+    return data
+
+
+# ------------------------------------------------------------------ unit: the IR by hand
+
+RELU = TensorStats(numel=8, nan_count=0, inf_count=0, zero_count=4, min=0.0, max=2.5, mean=0.75, std=0.1234567891)
+BAD = TensorStats(numel=8, nan_count=2, inf_count=1, zero_count=0, min=-1.0, max=1.0, mean=0.2, std=None)
+
+
+def _ir(relu: TensorStats | None, exp: TensorStats | None = None, passes: int = 1) -> TraceIR:
+    ops = [
+        OpIR("input_1", "input_1", 1, 1, "input", "input", (2, 4), "float32", nbytes=32,
+             stats=TensorStats(8, 0, 0, 0, -3, 7, 1.0, 2.0)),
+        OpIR("relu_1_1", "relu_1_1", 1, 1, "relu", "op", (2, 4), "float32", parents=("input_1",), ports=("arg0",),
+             duration_s=1e-6, stats=relu),
+    ]  # fmt: skip
+    last = "relu_1_1"
+    for k in range(1, passes + 1):
+        name = "exp_1_2" if passes == 1 else f"exp_1_2:{k}"
+        ops.append(OpIR(name, "exp_1_2", k, passes, "exp", "op", (2, 4), "float32", parents=(last,), ports=("arg0",), stats=exp))
+        last = name
+    ops.append(OpIR("output_1", "output_1", 1, 1, "output", "output", (2, 4), "float32", parents=(last,), ports=("arg0",)))
+    return TraceIR(ops=tuple(ops), honesty=Honesty(capture_status="complete"))
+
+
+def test_value_rows_from_the_ir(tmp_path: Path) -> None:
+    result = export_ir(_ir(RELU, BAD), tmp_path / "m.onnx.json", granularity="op", depth=None, show_buffers="meaningful", attachment=None)
+    companion = json.loads(result.companion_bytes or b"")
+    rows = _value_rows(companion)
+    assert rows["relu_1_1"] == {
+        "min": 0.0, "max": 2.5, "mean": 0.75, "std": 0.1234568,  # 7 significant digits
+        "NaN count": 0, "Inf count": 0, "zero fraction": 0.5,
+    }  # fmt: skip
+    assert [r["name"] for r in companion["metrics"] if r["target"] == "relu_1_1" and r["kind"] == "value"] == list(STAT_NAMES)
+    assert rows["input_1"]["min"] == -3 and isinstance(rows["input_1"]["min"], int)  # integer min stays exact
+    # std absent: no row, never a null
+    assert rows["exp_1_2"] == {"min": -1.0, "max": 1.0, "mean": 0.2, "NaN count": 2, "Inf count": 1, "zero fraction": 0.0}
+    assert _model_rows(companion)[CompanionRow.FIRST_NON_FINITE_OUTPUT] == "exp_1_2"
+    # value rows and node rows of the same name coexist (kind::target keys differ)
+    assert any(r["kind"] == "node" and r["target"] == "relu_1_1" for r in companion["metrics"])
+
+
+def test_no_stats_no_rows(tmp_path: Path) -> None:
+    result = export_ir(_ir(None), tmp_path / "m.onnx.json", granularity="op", depth=None, show_buffers="meaningful", attachment=None)
+    companion = json.loads(result.companion_bytes or b"")
+    assert _value_rows(companion) == {"input_1": _value_rows(companion)["input_1"]}
+    assert CompanionRow.FIRST_NON_FINITE_OUTPUT not in _model_rows(companion)
+
+
+def test_stats_rows_leave_out_what_is_absent() -> None:
+    assert stats_rows(TensorStats(numel=0)) == [(CompanionRow.NAN_COUNT, 0), (CompanionRow.INF_COUNT, 0)]
+    complex_rows = dict(stats_rows(TensorStats(4, 1, 0, 2)))
+    assert complex_rows == {"NaN count": 1, "Inf count": 0, "zero fraction": 0.5}
+
+
+def test_rolled_view_skips_layers_of_several_passes(tmp_path: Path) -> None:
+    ir = _ir(RELU, RELU, passes=2)
+    rolled = export_ir(ir, tmp_path / "r.onnx.json", granularity="rolled", depth=None, show_buffers="meaningful", attachment=None)
+    op = export_ir(ir, tmp_path / "o.onnx.json", granularity="op", depth=None, show_buffers="meaningful", attachment=None)
+    rolled_rows = _value_rows(json.loads(rolled.companion_bytes or b""))
+    op_rows = _value_rows(json.loads(op.companion_bytes or b""))
+    assert set(rolled_rows) == {"input_1", "relu_1_1"}  # the two-pass exp layer merges passes: no rows
+    assert set(op_rows) == {"input_1", "relu_1_1", "exp_1_2:1", "exp_1_2:2"}
+
+
+def test_value_rows_must_target_a_drawn_value() -> None:
+    ir = _ir(RELU)
+    projection = project_op(ir, "meaningful")
+    values = drawn_values(projection)
+    assert {"input_1", "relu_1_1", "exp_1_2"} <= values
+    companion = build_companion(
+        projection, artifact_name="m.onnx.json", producer_version="0", stats=(("relu_1_1", RELU),), values=values
+    )
+    shown = Shown(nodes=frozenset(n.name for n in projection.graph.nodes), values=values, functions=frozenset())
+    assert list(companion_problems(companion, shown)) == []
+    companion["metrics"].append({"kind": "value", "target": "not_drawn", "name": "min", "value": 0})
+    problems = list(companion_problems(companion, shown))
+    assert len(problems) == 1 and "not_drawn" in problems[0].what
+
+
+# ------------------------------------------------------------------ unit: tensor_stats on tensors
+
+
+def _expected(t: torch.Tensor) -> TensorStats:
+    """The statistics computed the plain way, one torch call each."""
+    numel = t.numel()
+    nan, inf, zeros = int(torch.isnan(t).sum()), int(torch.isinf(t).sum()), int((t == 0).sum())
+    finite = t[torch.isfinite(t)].double()
+    if finite.numel() == 0:
+        return TensorStats(numel, nan, inf, zeros)
+    return TensorStats(
+        numel, nan, inf, zeros, finite.min().item(), finite.max().item(), finite.mean().item(), finite.std(correction=0).item()
+    )
+
+
+def _close(a: TensorStats | None, b: TensorStats) -> None:
+    assert a is not None
+    assert (a.numel, a.nan_count, a.inf_count, a.zero_count) == (b.numel, b.nan_count, b.inf_count, b.zero_count)
+    for field in ("min", "max", "mean", "std"):
+        x, y = getattr(a, field), getattr(b, field)
+        assert (x is None) == (y is None), field
+        if x is not None:
+            assert math.isfinite(x) and math.isclose(x, y, rel_tol=1e-5, abs_tol=1e-6), (field, x, y)
+
+
+@pytest.mark.parametrize(
+    "t",
+    [
+        torch.tensor([1.0, float("nan"), float("inf"), 0.0, -float("inf"), -2.0]),
+        torch.randn(3, 5, generator=torch.Generator().manual_seed(0)),
+        torch.randn(7, generator=torch.Generator().manual_seed(1)).half(),
+        torch.randn(7, generator=torch.Generator().manual_seed(2)).bfloat16(),
+        torch.tensor([float("nan"), float("inf")]),
+        torch.tensor(3.5, dtype=torch.float64),
+    ],
+    ids=["mixed", "float32", "float16", "bfloat16", "nothing-finite", "0-d"],
+)
+def test_float_stats_equal_torch(t: torch.Tensor) -> None:
+    _close(tensor_stats(t), _expected(t.float() if t.dtype.itemsize < 4 else t))
+
+
+def test_other_dtypes() -> None:
+    ints = torch.tensor([[0, 5], [-7, 2]], dtype=torch.int32)
+    st = tensor_stats(ints)
+    assert st is not None and (st.numel, st.nan_count, st.inf_count, st.zero_count, st.min, st.max) == (4, 0, 0, 1, -7, 5)
+    assert isinstance(st.min, int) and st.mean is not None and abs(st.mean) < 1e-12 and st.std is not None and math.isclose(st.std, torch.tensor([0.0, 5, -7, 2], dtype=torch.float64).std(correction=0).item(), rel_tol=1e-9)
+    assert tensor_stats(torch.tensor([True, False, True, True])) == TensorStats(4, 0, 0, 1, 0, 1, 0.75, None)
+    assert tensor_stats(torch.tensor([1 + 1j, 0j, complex("nan")])) == TensorStats(3, 1, 0, 1)
+    assert tensor_stats(torch.zeros(0, 3)) == TensorStats(0)
+    assert tensor_stats(torch.empty(2, device="meta")) is None
+    assert tensor_stats(5) is None and tensor_stats(None) is None and tensor_stats((torch.ones(1),)) is None
+
+
+# ------------------------------------------------------------------ real traces
+
+
+def test_demo_rows_equal_torch_on_op_out(zoo_trace: ZooTrace, tmp_path: Path) -> None:
+    log = zoo_trace("demo")
+    ir = read_trace(log)
+    by_name = {op.name: op for op in ir.ops}
+    outs = {}
+    for op, ir_op in zip(log.ops, ir.ops):
+        out = op.out.detach() if isinstance(op.out, torch.Tensor) else op.out
+        outs[ir_op.name] = out
+        if isinstance(out, torch.Tensor) and out.dtype.is_floating_point:
+            _close(ir_op.stats, _expected(out.float() if out.dtype.itemsize < 4 else out))
+    with pytest.warns(TlnetronWarning, match="legibility_budget_exceeded"):  # the op view is a tall rope
+        companion = _export(log, tmp_path, granularity="op")
+    rows = _value_rows(companion)
+    assert len(rows) > 20
+    for target, got in rows.items():
+        t = outs[target]
+        assert isinstance(t, torch.Tensor) and by_name[target].stats is not None
+        assert got[CompanionRow.NAN_COUNT] == int(torch.isnan(t).sum())
+        assert got[CompanionRow.INF_COUNT] == int(torch.isinf(t).sum())
+        assert math.isclose(got[CompanionRow.ZERO_FRACTION], int((t == 0).sum()) / t.numel(), rel_tol=1e-6)
+        finite = t[torch.isfinite(t)].double() if t.dtype.is_floating_point else t.double()
+        if finite.numel():  # min, max and mean over the finite elements
+            assert math.isclose(got["max"], float(finite.max()), rel_tol=1e-6)
+            assert math.isclose(got["mean"], float(finite.mean()), rel_tol=1e-5, abs_tol=1e-7)
+    # The demo's causal mask holds -inf: the first op whose saved output is not all finite.
+    first = next(name for name, t in outs.items() if isinstance(t, torch.Tensor) and not bool(torch.isfinite(t).all()))
+    assert _model_rows(companion)[CompanionRow.FIRST_NON_FINITE_OUTPUT] == first
+    # the module view: values inside function bodies keep op names, and carry rows too
+    module_rows = _value_rows(_export(log, tmp_path, granularity="module"))
+    assert set(module_rows) == set(rows)
+
+
+class _Blowup(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.relu(x) + 1.0
+        z = torch.log(x * 0.0)  # log(0) = -inf: the first non-finite output
+        return y + z * 0.0  # -inf * 0 = nan
+
+
+def test_first_non_finite_output(tmp_path: Path) -> None:
+    log = torchlens.trace(_Blowup(), torch.ones(2, 3))
+    companion = _export(log, tmp_path, granularity="op")
+    ir = read_trace(log)
+    log_op = next(op for op in ir.ops if op.op_type == "log")
+    assert _model_rows(companion)[CompanionRow.FIRST_NON_FINITE_OUTPUT] == log_op.name
+    rows = _value_rows(companion)
+    assert rows[log_op.name][CompanionRow.INF_COUNT] == 6 and rows[log_op.name][CompanionRow.NAN_COUNT] == 0
+    assert CompanionRow.MEAN not in rows[log_op.name]  # nothing finite: no mean row
+    mul_nan = next(op for op in ir.ops if op.op_type == "mul" and op.parents == (log_op.name,))
+    assert rows[mul_nan.name][CompanionRow.NAN_COUNT] == 6
+    for values in rows.values():
+        assert all(isinstance(v, (int, float)) and math.isfinite(v) for v in values.values())
+
+
+def test_opt_out_and_structure_only(zoo_trace: ZooTrace, tmp_path: Path) -> None:
+    log = zoo_trace("demo")
+    off = _export(log, tmp_path, activation_stats=False)
+    assert _value_rows(off) == {}
+    assert all(op.stats is None for op in read_trace(log, activation_stats=False).ops)
+    bare = torchlens.trace(_Blowup(), torch.ones(2, 3), capture=torchlens.options.CaptureOptions(structure_only=True))
+    companion = _export(bare, tmp_path)
+    assert _value_rows(companion) == {}
+    assert CompanionRow.FIRST_NON_FINITE_OUTPUT not in _model_rows(companion)
+
+
+@pytest.mark.parametrize("bad", ["yes", 1, None])
+def test_activation_stats_must_be_a_bool(zoo_trace: ZooTrace, tmp_path: Path, bad: object) -> None:
+    with pytest.raises(TlnetronError) as info:
+        tlnetron.export(zoo_trace("demo"), tmp_path / "m.onnx.json", activation_stats=bad)  # type: ignore[arg-type]
+    assert info.value.code == "invalid_option"
+    assert list(tmp_path.iterdir()) == []
