@@ -1170,6 +1170,45 @@ class NetronPage:
         self._wait_sidebar(lambda s: s["open"] and s["title"] == "Model Properties", "opening Model Properties")
         return self.sidebar(expand=expand)
 
+    def open_connection_properties(self, value_name: str, *, expand: bool = False) -> dict[str, list[tuple[str, str]]]:
+        """Click the drawn edge of value ``value_name`` (``#edge-paths > path#edge-<name>``)
+        where a person would, on its stroke, and return the Connection Properties sidebar.
+
+        Netron listens on the invisible hit-test path built beside each edge path (same
+        order in ``#edge-paths-hit-test``); the mouse clicks a point of that stroke (its
+        middle, else a third or two thirds along), whatever is drawn there on top.
+        """
+        index = self._js(
+            "((id) => Array.from(document.querySelectorAll('#edge-paths > path.edge-path'))"
+            ".findIndex((e) => e.getAttribute('id') === id))(" + json.dumps("edge-" + value_name) + ")"
+        )
+        if index is None or int(index) < 0:
+            raise NetronDriverError(f"no drawn edge with id {'edge-' + value_name!r}")
+        hit = self._root.locator("#edge-paths-hit-test > path").nth(int(index))
+        self._close_sidebar()
+        hit.scroll_into_view_if_needed()
+        frame_x = frame_y = 0.0
+        if self._frame:
+            box = self._top_js(f"(() => {{ const r = document.querySelector({json.dumps(self._frame)}).getBoundingClientRect(); return [r.left, r.top]; }})()")
+            frame_x, frame_y = float(box[0]), float(box[1])
+        for share in (0.5, 1 / 3, 2 / 3):
+            point = self._js(
+                "((i, share) => {"
+                " const path = document.querySelectorAll('#edge-paths-hit-test > path')[i];"
+                " const p = path.getPointAtLength(path.getTotalLength() * share); const m = path.getScreenCTM();"
+                " return [m.a * p.x + m.c * p.y + m.e, m.b * p.x + m.d * p.y + m.f];"
+                f"}})({int(index)}, {share})"
+            )
+            self.page.mouse.click(frame_x + float(point[0]), frame_y + float(point[1]))
+            try:
+                self._wait_sidebar(
+                    lambda s: s["open"] and s["title"] == "Connection Properties", f"opening edge {value_name!r}", timeout=2.0
+                )
+            except NetronDriverError:
+                continue
+            return self.sidebar(expand=expand)
+        raise NetronDriverError(f"clicking edge {value_name!r} opened no Connection Properties")
+
     # -- drill-down
     def drill_into(self, node_name: str, *, timeout: float | None = None) -> float:
         """Click the ƒ "Show Function Definition" item of call node ``node_name``; wait for the new canvas."""

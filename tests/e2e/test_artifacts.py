@@ -319,6 +319,11 @@ def unmatched_targets(model: Json, attachment: Json) -> list[tuple[str, str, str
     """(section, kind, target) of companion rows that match nothing Netron shows (reader contract §7)."""
     nodes = shown_node_names(model)
     functions = {f["name"] for f in model.get("functions", [])}
+    values = {o for n in model["graph"].get("node", []) for o in n.get("output", [])}
+    values |= {v["name"] for v in (*model["graph"].get("input", []), *model["graph"].get("output", []))}
+    for fn in model.get("functions", []):
+        values |= {o for n in fn.get("node", []) for o in n.get("output", [])}
+        values |= {*fn.get("input", []), *fn.get("output", [])}
     out = []
     for section in ("metadata", "metrics"):
         for row in attachment.get(section, []):
@@ -329,8 +334,10 @@ def unmatched_targets(model: Json, attachment: Json) -> list[tuple[str, str, str
                 ok = target == ""
             elif kind == "graph":
                 ok = target == "" or target in functions
+            elif kind == "value":
+                ok = isinstance(target, str) and target in values
             else:
-                ok = False  # value / tensor rows: tlnetron writes none; anything else shows nowhere
+                ok = False  # tensor rows: tlnetron writes none; anything else shows nowhere
             if not ok:
                 out.append((section, str(kind), str(target)))
     return out
@@ -716,4 +723,32 @@ def test_long_shapes_go_unlabelled_but_stay_in_the_sidebar(netron: NetronPage, t
     relu = next(n for n in model["graph"]["node"] if n["opType"] == "relu")
     inputs = netron.open_node_properties(relu["name"], expand=True)["Inputs"]
     assert any("float32[10,10,10,10,10,10]" in value for _, value in inputs), inputs
+    assert netron.console_errors() == []
+
+
+def test_activation_stats_show_in_connection_properties(netron: NetronPage, exported: ExportFn) -> None:
+    """Click an edge of the demo's root graph: its value rows (issue 26) are in Connection
+    Properties, each as the companion wrote it."""
+    ex = exported("demo", "module")
+    rows: dict[str, list[tuple[str, Any]]] = {}
+    for row in ex.attachment["metrics"]:
+        if row["kind"] == "value":
+            rows.setdefault(row["target"], []).append((row["name"], row["value"]))
+    # A value produced by a drawn root node and consumed by another (an edge between boxes).
+    produced = {o for n in ex.graph["node"] for o in n.get("output", [])}
+    consumed = {i for n in ex.graph["node"] for i in n.get("input", [])}
+    target = next(name for name in rows if name in produced and name in consumed)
+    netron.open_dropped(ex.artifact, ex.companion)
+    sidebar = netron.open_connection_properties(target)
+    shown = [pair for section in sidebar.values() for pair in section]
+    for name, value in rows[target]:
+        text = str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+        if "e" not in text:  # JavaScript writes exponents differently (1e-7, not 1e-07)
+            assert (name, text) in shown, (name, value, sidebar)
+        else:
+            assert name in {n for n, _ in shown}, (name, sidebar)
+    # The rows belong to the value: the producing node's Node Properties holds none of them.
+    producer = next(n["name"] for n in ex.graph["node"] if target in n.get("output", []))
+    node_rows = {n for section in netron.open_node_properties(producer).values() for n, _ in section}
+    assert not node_rows & {name for name, _ in rows[target]}, node_rows
     assert netron.console_errors() == []
