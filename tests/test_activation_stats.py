@@ -165,8 +165,16 @@ def _close(a: TensorStats | None, b: TensorStats) -> None:
         torch.randn(7, generator=torch.Generator().manual_seed(2)).bfloat16(),
         torch.tensor([float("nan"), float("inf")]),
         torch.tensor(3.5, dtype=torch.float64),
+        # one NaN / one Inf deep inside a large tensor (vectorised reductions): still found
+        torch.randn(10_007, generator=torch.Generator().manual_seed(3)).index_fill(0, torch.tensor([5003]), float("nan")),
+        torch.randn(10_007, generator=torch.Generator().manual_seed(4)).index_fill(0, torch.tensor([9_990]), float("-inf")),
+        # mean far from zero against the spread: the sum-of-squares shortcut would cancel,
+        # so std_mean measures again
+        torch.randn(4_099, generator=torch.Generator().manual_seed(5)) * 0.01 + 1000.0,
+        # the sum overflows float32 while every element is finite
+        torch.full((64,), 3.0e38).index_fill(0, torch.tensor([7]), -1.0e38),
     ],
-    ids=["mixed", "float32", "float16", "bfloat16", "nothing-finite", "0-d"],
+    ids=["mixed", "float32", "float16", "bfloat16", "nothing-finite", "0-d", "one-nan", "one-inf", "offset", "huge"],
 )
 def test_float_stats_equal_torch(t: torch.Tensor) -> None:
     _close(tensor_stats(t), _expected(t.float() if t.dtype.itemsize < 4 else t))

@@ -24,9 +24,10 @@ def tensor_stats(t: Any) -> TensorStats | None:
     """Statistics of one captured tensor (see :class:`~tlnetron.ir.TensorStats`), or None
     for what is not a plain dense tensor with data (sparse, meta, quantized, ...).
 
-    A handful of kernels per tensor, one synchronisation: ``isfinite`` and its sum decide
-    whether NaN and Inf need counting (most tensors are finite); then ``aminmax``,
-    ``std_mean`` and ``== 0`` run on the finite elements, and every result is read at once.
+    Four fast passes over the data and one synchronisation for a finite tensor
+    (``aminmax``, ``sum``, ``vector_norm``, ``count_nonzero``, read at once); only when the
+    min or the max is not finite are NaN and Inf counted and the finite elements measured
+    again (with ``std_mean``).
     float16 / bfloat16 / float8 are computed in float32 (their sums would round), integer
     mean and std in float64 with exact integer min / max; bool gives min / max / mean (the
     fraction of True) and no std; complex gives only the counts. A dtype torch's kernels
@@ -59,32 +60,46 @@ def _stats(torch: Any, t: Any) -> TensorStats:
         if not dtype.is_floating_point:  # integers: exact min / max, mean and std in float64
             lo, hi = torch.aminmax(t)
             sd, mu = torch.std_mean(t.double(), correction=0)
-            zeros = (t == 0).sum()
-            lo_v, hi_v, zeros_v = torch.stack((lo.long(), hi.long(), zeros)).tolist()
+            nonzero = torch.count_nonzero(t)
+            lo_v, hi_v, nonzero_v = torch.stack((lo.long(), hi.long(), nonzero)).tolist()
             mu_v, sd_v = torch.stack((mu, sd)).tolist()
-            return TensorStats(numel, 0, 0, int(zeros_v), int(lo_v), int(hi_v), _finite_float(mu_v), _finite_float(sd_v))
+            return TensorStats(numel, 0, 0, numel - int(nonzero_v), int(lo_v), int(hi_v), _finite_float(mu_v), _finite_float(sd_v))
         if dtype.itemsize < 4:  # float16, bfloat16, float8: summed in float32
             t = t.float()
-        finite = torch.isfinite(t)
-        n_finite = int(finite.sum())
+        # One pass each, read together: min and max (NaN propagates through aminmax, and an
+        # Inf is the min or the max, so both finite means every element is), the sum, the
+        # norm, and the non-zero count (count_nonzero allocates no mask).
+        lo, hi = torch.aminmax(t)
+        total = t.sum()
+        norm = torch.linalg.vector_norm(t)
+        nonzero = torch.count_nonzero(t)
+        values = torch.stack([lo.double(), hi.double(), total.double(), norm.double(), nonzero.double()]).tolist()
+        zeros_all = numel - int(values[4])  # exact to 2**53
         nan = inf = 0
-        if n_finite != numel:
+        if math.isfinite(values[0]) and math.isfinite(values[1]):
+            # mean and variance from the sum and the sum of squares (the norm): ten times
+            # faster than std_mean's one-pass update, and as exact while the variance is
+            # not small against the squared mean (|mean| <= 2 std: cancellation costs at
+            # most a factor 5 of float32's rounding); otherwise std_mean measures again.
+            mean = values[2] / numel
+            var = values[3] * values[3] / numel - mean * mean
+            if math.isfinite(var) and var >= 0.25 * mean * mean:
+                values[2], values[3] = mean, math.sqrt(var)
+            else:
+                sd, mu = torch.std_mean(t, correction=0)
+                values[2], values[3] = float(mu), float(sd)
+        else:
+            # Rare: count NaN and Inf, and measure the finite elements alone.
+            mask = torch.isfinite(t)
+            n_finite = int(mask.sum())
             nan = int(torch.isnan(t).sum())
             inf = numel - n_finite - nan
-            zeros_all = int((t == 0).sum())
-            t = t[finite]
             if n_finite == 0:
                 return TensorStats(numel, nan, inf, zeros_all)
-        else:
-            zeros_all = -1
-        lo, hi = torch.aminmax(t)
-        sd, mu = torch.std_mean(t, correction=0)
-        parts = [lo, hi, mu, sd]
-        if zeros_all < 0:
-            parts.append((t == 0).sum())
-        values = torch.stack([p.double() for p in parts]).tolist()  # exact counts to 2**53
-        if zeros_all < 0:
-            zeros_all = int(values[4])
+            t = t[mask]
+            lo, hi = torch.aminmax(t)
+            sd, mu = torch.std_mean(t, correction=0)
+            values = torch.stack([lo.double(), hi.double(), mu.double(), sd.double()]).tolist()
     return TensorStats(
         numel, nan, inf, zeros_all,
         _finite_float(values[0]), _finite_float(values[1]), _finite_float(values[2]), _finite_float(values[3]),
