@@ -52,7 +52,7 @@ def child(model: str, granularity: str, exporter: str, out_dir: str) -> dict[str
         from tlnetron import export as tl_export
 
         def export() -> None:
-            tl_export(log, path, granularity=granularity)
+            tl_export(log, path, granularity=granularity, activation_stats=False)  # like the reference: no tensor statistics
     else:
         import torchlens.export as reference
 

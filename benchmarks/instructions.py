@@ -7,7 +7,7 @@ code, inputs and hash seed agrees within ~0.2% from run to run, whatever else th
 is doing. This script reports, per model and view, the instructions one export executes in
 user space (``Ir``), for both exporters on the same trace in the same process:
 
-    A = tlnetron.export(log, tmp/"a.onnx.json", granularity=g)                 # as run.py
+    A = tlnetron.export(log, tmp/"a.onnx.json", granularity=g, activation_stats=False)  # as run.py
     B = torchlens.export.netron(log, tmp/"b.onnx.json", granularity=g, attachment=True)
 
 Each model runs in one subprocess under ``valgrind --tool=callgrind`` with instrumentation
@@ -104,7 +104,7 @@ def _child(model: str, views: list[str], n: int, quick: bool, stages: bool, help
         gc.enable()
 
     for g in views:
-        batch(lambda: tlnetron.export(log, a, granularity=g))
+        batch(lambda: tlnetron.export(log, a, granularity=g, activation_stats=False))
         batch(lambda: torchlens.export.netron(log, b, granularity=g, attachment=True))
         if stages:
             # An export runs its stages with the cyclic collector paused: so do they here.

@@ -3,8 +3,13 @@
 For each model: trace once (reported), then for each granularity time, in the same
 process on the same trace,
 
-    A = tlnetron.export(log, tmp/"a.onnx.json", granularity=g)        # companion on by default, validated
+    A = tlnetron.export(log, tmp/"a.onnx.json", granularity=g, activation_stats=False)  # companion, validated
     B = torchlens.export.netron(log, tmp/"b.onnx.json", granularity=g, attachment=True)
+
+Like for like: the reference computes no statistics of the captured tensors, so A runs
+with ``activation_stats=False`` (tlnetron's default is True). ``--activation-stats`` times A
+with them (min/max/mean/std, NaN/Inf counts, zero fraction of every saved tensor, issue
+26); the setting is printed and recorded in the results (``activation_stats``).
 
 First the "first" call of each (before any warm-up for that row; for the first row of the
 process it is the true cold call), then one warm-up call each, then ``--rounds`` warm rounds
@@ -17,6 +22,7 @@ per-round ratios A/B, and A's median as a fraction of the model's trace time. Ta
     .venv/bin/python benchmarks/run.py --quick         # small configs, 3 rounds: a smoke run
     .venv/bin/python benchmarks/run.py --models gpt2,bert --granularities module --rounds 11
     .venv/bin/python benchmarks/run.py --models tiny,loop --dir /dev/shm   # fixed costs, disk left out
+    .venv/bin/python benchmarks/run.py --models gpt2 --activation-stats    # what the statistics cost
 
 Writes benchmarks/results/latest.json (latest-quick.json with --quick), or --out.
 """
@@ -67,7 +73,7 @@ def _versions() -> dict[str, str]:
     return out
 
 
-def bench_row(log: Any, g: str, rounds: int, tmp: Path) -> dict[str, Any]:
+def bench_row(log: Any, g: str, rounds: int, tmp: Path, activation_stats: bool = False) -> dict[str, Any]:
     import tlnetron
     import torchlens.export
 
@@ -75,12 +81,12 @@ def bench_row(log: Any, g: str, rounds: int, tmp: Path) -> dict[str, Any]:
     info: dict[str, Any] = {}
 
     def run_a() -> Any:
-        return tlnetron.export(log, a_path, granularity=g)
+        return tlnetron.export(log, a_path, granularity=g, activation_stats=activation_stats)
 
     def run_b() -> Any:
         return torchlens.export.netron(log, b_path, granularity=g, attachment=True)
 
-    row: dict[str, Any] = {"granularity": g}
+    row: dict[str, Any] = {"granularity": g, "activation_stats": activation_stats}
     # first calls (cold for the first row of the process), then one warm-up each
     for label, fn in (("a", run_a), ("b", run_b)):
         try:
@@ -160,6 +166,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="small configs of each model (smoke run)")
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--dir", type=Path, default=None, help="write the exports under this folder (e.g. /dev/shm, to leave the disk out); default: the system's temporary folder")
+    ap.add_argument(
+        "--activation-stats", action=argparse.BooleanOptionalAction, default=False,
+        help="time tlnetron with activation statistics (default off: the reference computes none, so the comparison stays like for like)",
+    )
     args = ap.parse_args(argv)
     names = [m.strip() for m in args.models.split(",") if m.strip()]
     grans = [g.strip() for g in args.granularities.split(",") if g.strip()]
@@ -183,6 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     load_start = os.getloadavg()
     warm = models.warm_torchlens()
     print(f"torchlens first-trace warm-up (not charged to any model): {warm:.2f} s", flush=True)
+    print(f"tlnetron activation_stats={args.activation_stats} (the reference computes none)", flush=True)
     results: list[dict[str, Any]] = []
     first_row = True
     with tempfile.TemporaryDirectory(prefix="tlnetron-bench-", dir=args.dir) as td:
@@ -193,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name}: traced {n_ops} ops in {trace_s:.2f} s", flush=True)
             rows = []
             for g in grans:
-                r = bench_row(log, g, args.rounds, tmp)
+                r = bench_row(log, g, args.rounds, tmp, args.activation_stats)
                 r["cold"] = first_row
                 first_row = False
                 rows.append(r)
@@ -212,6 +223,7 @@ def main(argv: list[str] | None = None) -> int:
         "script": "benchmarks/run.py",
         "quick": args.quick,
         "rounds": args.rounds,
+        "activation_stats": args.activation_stats,
         "targets": TARGETS,
         "versions": _versions(),
         "source": models.src_fingerprint(),

@@ -469,7 +469,7 @@ def child_torch(n_blocks: int, plan: list[tuple[str, str]]) -> None:
         print(json.dumps({"event": "start", "who": who, "granularity": g}), flush=True)
         if who == "tlnetron":
             def call() -> None:
-                tlnetron.export(log, tmp / "a.onnx.json", granularity=g)
+                tlnetron.export(log, tmp / "a.onnx.json", granularity=g, activation_stats=False)  # as run.py
         else:
             def call() -> None:
                 torchlens.export.netron(log, tmp / "b.onnx.json", granularity=g, attachment=True)
