@@ -73,8 +73,8 @@ def _stats(torch: Any, t: Any) -> TensorStats:
         total = t.sum()
         norm = torch.linalg.vector_norm(t)
         nonzero = torch.count_nonzero(t)
-        values = torch.stack([lo.double(), hi.double(), total.double(), norm.double(), nonzero.double()]).tolist()
-        zeros_all = numel - int(values[4])  # exact to 2**53
+        values = torch.stack((lo, hi, total, norm)).tolist()  # float32 or float64: exact as Python floats
+        zeros_all = numel - int(nonzero)
         nan = inf = 0
         if math.isfinite(values[0]) and math.isfinite(values[1]):
             # mean and variance from the sum and the sum of squares (the norm): ten times
@@ -99,7 +99,7 @@ def _stats(torch: Any, t: Any) -> TensorStats:
             t = t[mask]
             lo, hi = torch.aminmax(t)
             sd, mu = torch.std_mean(t, correction=0)
-            values = torch.stack([lo.double(), hi.double(), mu.double(), sd.double()]).tolist()
+            values = torch.stack((lo, hi, mu, sd)).tolist()
     return TensorStats(
         numel, nan, inf, zeros_all,
         _finite_float(values[0]), _finite_float(values[1]), _finite_float(values[2]), _finite_float(values[3]),
