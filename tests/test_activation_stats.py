@@ -266,3 +266,15 @@ def test_activation_stats_must_be_a_bool(zoo_trace: ZooTrace, tmp_path: Path, ba
         tlnetron.export(zoo_trace("demo"), tmp_path / "m.onnx.json", activation_stats=bad)  # type: ignore[arg-type]
     assert info.value.code == "invalid_option"
     assert list(tmp_path.iterdir()) == []
+
+
+def test_audit_save_has_no_payloads_and_no_rows(tmp_path: Path) -> None:
+    """An ``audit`` save keeps no tensors: after loading, op.out is None and no value rows exist."""
+    log = torchlens.trace(_Blowup(), torch.ones(2, 3))
+    torchlens.save(log, tmp_path / "run.tlspec", level="audit")
+    loaded = torchlens.load(str(tmp_path / "run.tlspec"))
+    assert all(op.out is None for op in loaded.ops)
+    companion = _export(loaded, tmp_path)
+    assert _value_rows(companion) == {}
+    assert CompanionRow.FIRST_NON_FINITE_OUTPUT not in _model_rows(companion)
+    assert _value_rows(_export(log, tmp_path))  # the live trace has them
