@@ -26,6 +26,7 @@ import copy
 import json
 import math
 import re
+import time
 import warnings
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -408,6 +409,39 @@ def check_node_sidebar(netron: NetronPage, model: Json, node: Json, attachment: 
     assert props.get("Metadata") == metadata, f"{where}: Metadata of {node['name']}"
     assert props.get("Metrics") == metrics, f"{where}: Metrics of {node['name']}"
     return props
+
+
+def rows_once_attached(netron: NetronPage, node: str, *, timeout: float = 10.0) -> dict[str, Any]:
+    """Node Properties of ``node`` once the companion (dropped by the page itself) is applied.
+
+    The page dispatches the drop itself; the attachment is read asynchronously, and an open
+    sidebar is not refreshed, so re-open it until rows show.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        props = netron.open_node_properties(node)
+        if "Metrics" in props or time.monotonic() > deadline:
+            return props
+        time.sleep(0.1)
+
+
+def check_pair_in_page(netron: NetronPage, model: Json, attachment: Json, where: str) -> None:
+    """A page that dropped the pair itself: a node's and the model's companion rows, then the
+    same inside a drilled-into function (the app is Netron's, only framed or inlined)."""
+    graph = model["graph"]
+    op = next(n for n in graph["node"] if "overload" not in n)
+    props = rows_once_attached(netron, op["name"])
+    assert props.get("Metrics") == companion_rows(attachment, "metrics", "node", op["name"]), props
+    check_node_sidebar(netron, model, op, attachment, where)
+    model_props = netron.open_model_properties()
+    assert model_props["Metrics"] == companion_rows(attachment, "metrics", "model", "")
+    call = next(n for n in graph["node"] if "overload" in n)
+    netron.drill_into(call["name"])
+    body = next(f for f in model["functions"] if f.get("overload") == call["overload"])
+    check_drawn_body(netron, body, f"{where}, inside {call['name']}")
+    inner = next(n for n in body["node"] if "overload" not in n)
+    check_node_sidebar(netron, model, inner, attachment, f"{where}, drilled in")
+    netron.go_up()
 
 
 def first_node_with(

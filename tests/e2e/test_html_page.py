@@ -21,7 +21,6 @@ from __future__ import annotations
 import copy
 import datetime as _dt
 import json
-import time
 import urllib.parse
 from pathlib import Path
 from typing import Any
@@ -33,10 +32,11 @@ from test_artifacts import (
     _corrupt_base64,
     _corrupt_elem_type,
     check_drawn_body,
-    check_node_sidebar,
+    check_pair_in_page,
     companion_rows,
     export_quietly,
     op_boxes,
+    rows_once_attached,
 )
 from tlnetron.cli import main
 
@@ -61,17 +61,6 @@ def write_html(artifact: Path, companion: Path | None, out: Path, capsys: pytest
     return out
 
 
-def rows_once_attached(netron: NetronPage, node: str, *, timeout: float = 10.0) -> dict[str, Any]:
-    """Node Properties of ``node`` once the companion (dropped by the page itself) is applied
-    (the drop is read asynchronously, and an open sidebar is not refreshed: re-open it)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        props = netron.open_node_properties(node)
-        if "Metrics" in props or time.monotonic() > deadline:
-            return props
-        time.sleep(0.1)
-
-
 def check_stays_local(netron: NetronPage) -> None:
     """Nothing was sent to any host: the driver aborted nothing, and every request Netron
     tried was refused by the page's policy (none of them is a file of the page's own)."""
@@ -92,20 +81,8 @@ def check_page(netron: NetronPage, artifact: Path, companion: Path, page: Path) 
     check_drawn_body(netron, graph, f"page {page.name}")
     assert len(op_boxes(netron)) == len(graph["node"])
 
-    op = next(n for n in graph["node"] if "overload" not in n)
-    props = rows_once_attached(netron, op["name"])
-    assert props.get("Metrics") == companion_rows(attachment, "metrics", "node", op["name"]), props
-    check_node_sidebar(netron, model, op, attachment, "html page")
-    model_props = netron.open_model_properties()
-    assert model_props["Metrics"] == companion_rows(attachment, "metrics", "model", "")
-
-    call = next(n for n in graph["node"] if "overload" in n)
-    netron.drill_into(call["name"])
-    body = next(f for f in model["functions"] if f.get("overload") == call["overload"])
-    check_drawn_body(netron, body, f"page {page.name} inside {call['name']}")
-    inner = next(n for n in body["node"] if "overload" not in n)
-    check_node_sidebar(netron, model, inner, attachment, "html page, drilled in")
-    netron.go_up()
+    check_pair_in_page(netron, model, attachment, f"page {page.name}")
+    op = next(n for n in graph["node"] if "overload" not in n)  # its rows are read again after each reload
     assert netron.console_errors() == []
     check_stays_local(netron)
 

@@ -29,7 +29,7 @@ import pytest
 
 import tlnetron
 from netron_driver import NetronPage
-from test_artifacts import check_drawn_body, check_node_sidebar, companion_rows, export_quietly, op_boxes
+from test_artifacts import check_drawn_body, check_pair_in_page, companion_rows, export_quietly, op_boxes, rows_once_attached
 from tlnetron.serve import serve_files
 
 pytestmark = pytest.mark.e2e
@@ -66,20 +66,6 @@ def host_port(url: str) -> tuple[str, int]:
 
 def console_errors_except_favicon(netron: NetronPage) -> list[str]:
     return [e for e in netron.console_errors() if not e.rstrip(")").endswith("/favicon.ico")]
-
-
-def rows_once_attached(netron: NetronPage, node: str, *, timeout: float = 10.0) -> dict[str, Any]:
-    """Node Properties of ``node`` once the companion (dropped by the page itself) is applied.
-
-    The page changes its title right after it dispatched the drop; the attachment is read
-    asynchronously, and an open sidebar is not refreshed, so re-open it until rows show.
-    """
-    deadline = time.monotonic() + timeout
-    while True:
-        props = netron.open_node_properties(node)
-        if "Metrics" in props or time.monotonic() > deadline:
-            return props
-        time.sleep(0.1)
 
 
 @pytest.fixture
@@ -128,21 +114,8 @@ def check_companion_page(netron: NetronPage, artifact: Path, companion: Path, ur
     assert netron.consent_clicks == 1, "the cookie notice was shown and accepted once"
     check_drawn_body(netron, graph, f"served {artifact.name}")
 
-    op = next(n for n in graph["node"] if "overload" not in n)
-    props = rows_once_attached(netron, op["name"])
-    assert props.get("Metrics") == companion_rows(attachment, "metrics", "node", op["name"]), props
-    check_node_sidebar(netron, model, op, attachment, "served page")
-    model_props = netron.open_model_properties()
-    assert model_props["Metrics"] == companion_rows(attachment, "metrics", "model", "")
-
-    # Drill in: the body's rows show too (the app is the same, only framed).
-    call = next(n for n in graph["node"] if "overload" in n)
-    netron.drill_into(call["name"])
-    body = next(f for f in model["functions"] if f.get("overload") == call["overload"])
-    check_drawn_body(netron, body, f"served {artifact.name} inside {call['name']}")
-    inner = next(n for n in body["node"] if "overload" not in n)
-    check_node_sidebar(netron, model, inner, attachment, "served page, drilled in")
-    netron.go_up()
+    check_pair_in_page(netron, model, attachment, f"served {artifact.name}")
+    op = next(n for n in graph["node"] if "overload" not in n)  # its rows are read again after each reload
     assert console_errors_except_favicon(netron) == []
     check_stays_on_loopback(netron)
 
