@@ -27,6 +27,7 @@ from google.protobuf import json_format
 from torch import nn
 
 import tlnetron
+from test_golden import Tiny  # Linear -> ReLU, the golden files' model
 from tlnetron import TlnetronWarning, cli
 from tlnetron._generated.vocab import CompanionKind, CompanionRow, MetaKey, ValidationCode
 from tlnetron.api import ExportResult, export_ir
@@ -47,21 +48,8 @@ MISMATCH = ValidationCode.COMPANION_MISMATCH
 ROW_INVALID = ValidationCode.NETRON_ATTACHMENT_INVALID
 
 
-class Small(nn.Module):
-    """Linear -> ReLU."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.fc = nn.Linear(3, 2)
-        self.act = nn.ReLU()
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        out: torch.Tensor = self.act(self.fc(x))
-        return out
-
-
 class Other(nn.Module):
-    """Four element-wise ops, none of them Small's: no node name in common with it."""
+    """Four element-wise ops, none of them Tiny's: no node name in common with it."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         out: torch.Tensor = torch.tanh(torch.sigmoid(torch.exp(torch.sin(x))))
@@ -75,7 +63,7 @@ def _trace(model: nn.Module) -> torchlens.Trace:
 
 @pytest.fixture(scope="module")
 def small() -> torchlens.Trace:
-    return _trace(Small())
+    return _trace(Tiny())
 
 
 @pytest.fixture(scope="module")
