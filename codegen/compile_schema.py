@@ -25,35 +25,15 @@ the generated package's ``_errors.py``, with ``name`` the data path (``data.metr
 from __future__ import annotations
 
 import inspect
-import json
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = ["RUNTIME", "CompileError", "compile_schema"]
 
 # Keywords that only annotate (never reject a value).
 ANNOTATIONS = frozenset(
     {"$schema", "$id", "$comment", "title", "description", "version", "definitions", "default", "examples"}
-)
-# Keywords this compiler implements.
-VALIDATING = frozenset(
-    {
-        "type",
-        "enum",
-        "const",
-        "properties",
-        "required",
-        "additionalProperties",
-        "items",
-        "minLength",
-        "maxLength",
-        "pattern",
-        "minimum",
-        "not",
-        "uniqueItems",
-        "$ref",
-    }
 )
 TYPES = ("string", "integer", "number", "boolean", "array", "object", "null")
 
@@ -64,6 +44,10 @@ PATTERN_PREDICATES = {
     # "one line": anchored at the start, no CR/LF, then the end of the string.
     "^[^\\n\\r]*(?![\\s\\S])": "('\\n' not in {v} and '\\r' not in {v})",
 }
+
+
+# The helpers _runtime.py defines for validators (what a validator may import from it).
+RUNTIME_HELPERS = ("_fail", "_is_integer", "_is_number", "_json_key")
 
 
 class CompileError(Exception):
@@ -130,15 +114,45 @@ def _is_number(value):
 '''.replace("JSON_KEY_SOURCE\n", inspect.getsource(_json_key))
 
 
+class _Site(NamedTuple):
+    """Where one (sub)schema is being compiled: what every keyword method needs."""
+
+    schema: dict[str, Any]
+    var: str  # the Python variable holding the value under test
+    path: list[str]  # data path parts after ``path`` (Python expressions)
+    out: list[str]  # code lines appended to
+    depth: int  # indentation level of the code
+    doc: dict[str, Any]  # the schema document relative $refs resolve against
+    known: str | None  # the one type the value is known to have once ``type`` passed
+
+    @property
+    def pad(self) -> str:
+        return "    " * self.depth
+
+
 class _Compiler:
-    def __init__(self, root: dict[str, Any], resolve: Callable[[str, dict[str, Any]], tuple[dict[str, Any], dict[str, Any]]]) -> None:
-        self.root = root
+    # Keyword(s) -> the method that emits their check, in the order checks are written.
+    # Supporting a new keyword is one ``_kw_*`` method plus one row here (VALIDATING below
+    # is derived from this table).
+    KEYWORDS: tuple[tuple[tuple[str, ...], str], ...] = (
+        (("$ref",), "_kw_ref"),
+        (("type",), "_kw_type"),
+        (("enum", "const"), "_kw_enum"),
+        (("minLength", "maxLength", "pattern"), "_kw_string"),
+        (("minimum",), "_kw_minimum"),
+        (("properties", "required", "additionalProperties"), "_kw_object"),
+        (("items", "uniqueItems"), "_kw_array"),
+        (("not",), "_kw_not"),
+    )
+
+    def __init__(self, resolve: Callable[[str, dict[str, Any]], tuple[dict[str, Any], dict[str, Any]]]) -> None:
         self.resolve = resolve
         self.consts: list[str] = []  # module-level constant definitions
         self.const_ids: dict[str, str] = {}
         self.patterns: dict[str, str] = {}
         self.n_vars = 0
         self.ref_stack: list[str] = []
+        self.uses: set[str] = set()  # run-time names the emitted code refers to
 
     # ----------------------------------------------------------------- helpers
 
@@ -165,11 +179,17 @@ class _Compiler:
             name = f"_P{len(self.patterns)}"
             self.patterns[regex] = name
             self.consts.append(f"{name} = re.compile({regex!r}).search")
+            self.uses.add("re")
         return name
 
     def var(self) -> str:
         self.n_vars += 1
         return f"v{self.n_vars}"
+
+    def use(self, name: str) -> str:
+        """``name`` (a run-time helper), recorded so the module imports it."""
+        self.uses.add(name)
+        return name
 
     @staticmethod
     def more(parts: list[str]) -> str:
@@ -177,150 +197,160 @@ class _Compiler:
 
     def fail(self, out: list[str], pad: str, message: str, var: str, path: list[str], schema: dict[str, Any], rule: str) -> None:
         out.append(
-            f"{pad}_fail({message}, {var}, path, {self.more(path)}, {self.const(schema)}, {rule!r})"
+            f"{pad}{self.use('_fail')}({message}, {var}, path, {self.more(path)}, {self.const(schema)}, {rule!r})"
         )
+
+    def site_fail(self, site: _Site, pad: str, message: str, rule: str) -> None:
+        self.fail(site.out, pad, message, site.var, site.path, site.schema, rule)
 
     # ----------------------------------------------------------------- schema nodes
 
     def emit(self, schema: Any, var: str, path: list[str], out: list[str], depth: int, doc: dict[str, Any]) -> None:
         """Append code that checks ``var`` against ``schema``; ``path`` are parts after ``path``."""
-        pad = "    " * depth
         if schema is True or schema == {}:
             return
         if schema is False:
-            self.fail(out, pad, "'must not be present (schema false)'", var, path, {}, "false")
+            self.fail(out, "    " * depth, "'must not be present (schema false)'", var, path, {}, "false")
             return
         if not isinstance(schema, dict):
             raise CompileError(f"a schema must be an object or a boolean, got {schema!r}")
         unknown = [k for k in schema if k not in VALIDATING and k not in ANNOTATIONS and not k.startswith("x-")]
         if unknown:
             raise CompileError(f"unsupported keyword(s) {sorted(unknown)}; teach codegen/compile_schema.py")
-
-        if "$ref" in schema:
-            siblings = [k for k in schema if k in VALIDATING and k != "$ref"]
-            if siblings:
-                raise CompileError(f"$ref {schema['$ref']} has validating siblings {siblings}: draft-07 ignores them")
-            ref = schema["$ref"]
-            key = f"{id(doc)}{ref}"
-            if key in self.ref_stack:
-                raise CompileError(f"recursive $ref {ref} is not supported")
-            target, target_doc = self.resolve(ref, doc)
-            self.ref_stack.append(key)
-            self.emit(target, var, path, out, depth, target_doc)
-            self.ref_stack.pop()
-            return
-
-        types = schema.get("type")
-        known = None  # the one type the value is known to have once the type check passed
-        if types is not None:
-            type_list = [types] if isinstance(types, str) else list(types)
-            if not type_list or any(t not in TYPES for t in type_list):
-                raise CompileError(f"unsupported type {types!r}")
-            cond = " or ".join(self.type_test(t, var) for t in type_list)
-            known = type_list[0] if len(type_list) == 1 else None
-            out.append(f"{pad}if not ({cond}):")
-            self.fail(out, pad + "    ", repr("must be " + " or ".join(type_list)), var, path, schema, "type")
-
-        if "enum" in schema or "const" in schema:
-            rule = "enum" if "enum" in schema else "const"
-            members = list(schema["enum"]) if rule == "enum" else [schema["const"]]
-            if not members:
-                raise CompileError("an empty enum accepts nothing")
-            message = (
-                f"must be one of {members!r}" if rule == "enum" else f"must be same as const definition: {members[0]}"
-            )
-            if all(isinstance(m, str) for m in members):
-                allowed = self.const(frozenset(members), "_E")
-                out.append(f"{pad}if not ({var}.__class__ is str or isinstance({var}, str)) or {var} not in {allowed}:")
-            else:
-                allowed = self.const(frozenset(_json_key(m) for m in members), "_E")
-                out.append(f"{pad}if _json_key({var}) not in {allowed}:")
-            self.fail(out, pad + "    ", repr(message), var, path, schema, rule)
-
-        string_rules = [k for k in ("minLength", "maxLength", "pattern") if k in schema]
-        if string_rules:
-            inner = pad + "    "
-            if known == "string":
-                out.append(f"{pad}if True:")
-            else:
-                out.append(f"{pad}if {var}.__class__ is str or isinstance({var}, str):")
-            if "minLength" in schema or "maxLength" in schema:
-                n = self.var()
-                out.append(f"{inner}{n} = len({var})")
-                if "minLength" in schema:
-                    lo = int(schema["minLength"])
-                    out.append(f"{inner}if {n} < {lo}:")
-                    self.fail(out, inner + "    ", repr(f"must be longer than or equal to {lo} characters"), var, path, schema, "minLength")
-                if "maxLength" in schema:
-                    hi = int(schema["maxLength"])
-                    out.append(f"{inner}if {n} > {hi}:")
-                    self.fail(out, inner + "    ", repr(f"must be shorter than or equal to {hi} characters"), var, path, schema, "maxLength")
-            if "pattern" in schema:
-                predicate = PATTERN_PREDICATES.get(schema["pattern"])
-                if predicate is not None:
-                    out.append(f"{inner}if not {predicate.format(v=var)}:")
-                else:
-                    search = self.pattern(schema["pattern"])
-                    out.append(f"{inner}if {search}({var}) is None:")
-                self.fail(out, inner + "    ", repr(f"must match pattern {schema['pattern']}"), var, path, schema, "pattern")
-
-        if "minimum" in schema:
-            lo = schema["minimum"]
-            if isinstance(lo, bool) or not isinstance(lo, (int, float)):
-                raise CompileError(f"minimum {lo!r} is not a number")
-            out.append(f"{pad}if _is_number({var}) and {var} < {lo!r}:")
-            self.fail(out, pad + "    ", repr(f"must be bigger than or equal to {lo}"), var, path, schema, "minimum")
-
-        if any(k in schema for k in ("properties", "required", "additionalProperties")):
-            self.emit_object(schema, var, path, out, depth, doc, known == "object")
-
-        if "items" in schema or "uniqueItems" in schema:
-            self.emit_array(schema, var, path, out, depth, doc, known == "array")
-
-        if "not" in schema:
-            sub: list[str] = []
-            self.emit(schema["not"], var, path, sub, depth + 2, doc)
-            if not sub:  # "not": {} (or true) rejects everything
-                self.fail(out, pad, repr("must NOT match a disallowed definition"), var, path, schema, "not")
-            else:
-                out.append(f"{pad}try:")
-                out.append(f"{pad}    if True:")
-                out.extend(sub)
-                out.append(f"{pad}except JsonSchemaValueException:")
-                out.append(f"{pad}    pass")
-                out.append(f"{pad}else:")
-                self.fail(out, pad + "    ", repr("must NOT match a disallowed definition"), var, path, schema, "not")
+        site = _Site(schema, var, path, out, depth, doc, self.known_type(schema))
+        for keywords, method in self.KEYWORDS:
+            if any(k in schema for k in keywords):
+                getattr(self, method)(site)
 
     @staticmethod
-    def type_test(t: str, var: str) -> str:
+    def known_type(schema: dict[str, Any]) -> str | None:
+        """The one type a value has once the schema's ``type`` check passed (None: several or any)."""
+        types = schema.get("type")
+        if isinstance(types, str):
+            return types
+        if isinstance(types, list) and len(types) == 1:
+            return str(types[0])
+        return None
+
+    def _kw_ref(self, site: _Site) -> None:
+        schema = site.schema
+        siblings = [k for k in schema if k in VALIDATING and k != "$ref"]
+        if siblings:
+            raise CompileError(f"$ref {schema['$ref']} has validating siblings {siblings}: draft-07 ignores them")
+        ref = schema["$ref"]
+        key = f"{id(site.doc)}{ref}"
+        if key in self.ref_stack:
+            raise CompileError(f"recursive $ref {ref} is not supported")
+        target, target_doc = self.resolve(ref, site.doc)
+        self.ref_stack.append(key)
+        self.emit(target, site.var, site.path, site.out, site.depth, target_doc)
+        self.ref_stack.pop()
+
+    def _kw_type(self, site: _Site) -> None:
+        types = site.schema["type"]
+        if not isinstance(types, (str, list)):
+            raise CompileError(f"unsupported type {types!r}")
+        type_list = [types] if isinstance(types, str) else list(types)
+        if not type_list or any(t not in TYPES for t in type_list):
+            raise CompileError(f"unsupported type {types!r}")
+        cond = " or ".join(self.type_test(t, site.var) for t in type_list)
+        site.out.append(f"{site.pad}if not ({cond}):")
+        self.site_fail(site, site.pad + "    ", repr("must be " + " or ".join(type_list)), "type")
+
+    def _kw_enum(self, site: _Site) -> None:
+        schema, var = site.schema, site.var
+        rule = "enum" if "enum" in schema else "const"
+        members = list(schema["enum"]) if rule == "enum" else [schema["const"]]
+        if not members:
+            raise CompileError("an empty enum accepts nothing")
+        message = f"must be one of {members!r}" if rule == "enum" else f"must be same as const definition: {members[0]}"
+        if all(isinstance(m, str) for m in members):
+            allowed = self.const(frozenset(members), "_E")
+            site.out.append(f"{site.pad}if not ({var}.__class__ is str or isinstance({var}, str)) or {var} not in {allowed}:")
+        else:
+            allowed = self.const(frozenset(_json_key(m) for m in members), "_E")
+            site.out.append(f"{site.pad}if {self.use('_json_key')}({var}) not in {allowed}:")
+        self.site_fail(site, site.pad + "    ", repr(message), rule)
+
+    def _kw_string(self, site: _Site) -> None:
+        schema, var, out, pad = site.schema, site.var, site.out, site.pad
+        inner = pad + "    "
+        if site.known == "string":
+            out.append(f"{pad}if True:")
+        else:
+            out.append(f"{pad}if {var}.__class__ is str or isinstance({var}, str):")
+        if "minLength" in schema or "maxLength" in schema:
+            n = self.var()
+            out.append(f"{inner}{n} = len({var})")
+            if "minLength" in schema:
+                lo = int(schema["minLength"])
+                out.append(f"{inner}if {n} < {lo}:")
+                self.site_fail(site, inner + "    ", repr(f"must be longer than or equal to {lo} characters"), "minLength")
+            if "maxLength" in schema:
+                hi = int(schema["maxLength"])
+                out.append(f"{inner}if {n} > {hi}:")
+                self.site_fail(site, inner + "    ", repr(f"must be shorter than or equal to {hi} characters"), "maxLength")
+        if "pattern" in schema:
+            predicate = PATTERN_PREDICATES.get(schema["pattern"])
+            if predicate is not None:
+                out.append(f"{inner}if not {predicate.format(v=var)}:")
+            else:
+                search = self.pattern(schema["pattern"])
+                out.append(f"{inner}if {search}({var}) is None:")
+            self.site_fail(site, inner + "    ", repr(f"must match pattern {schema['pattern']}"), "pattern")
+
+    def _kw_minimum(self, site: _Site) -> None:
+        lo = site.schema["minimum"]
+        if isinstance(lo, bool) or not isinstance(lo, (int, float)):
+            raise CompileError(f"minimum {lo!r} is not a number")
+        site.out.append(f"{site.pad}if {self.use('_is_number')}({site.var}) and {site.var} < {lo!r}:")
+        self.site_fail(site, site.pad + "    ", repr(f"must be bigger than or equal to {lo}"), "minimum")
+
+    def _kw_not(self, site: _Site) -> None:
+        out, pad = site.out, site.pad
+        sub: list[str] = []
+        self.emit(site.schema["not"], site.var, site.path, sub, site.depth + 2, site.doc)
+        if not sub:  # "not": {} (or true) rejects everything
+            self.site_fail(site, pad, repr("must NOT match a disallowed definition"), "not")
+        else:
+            out.append(f"{pad}try:")
+            out.append(f"{pad}    if True:")
+            out.extend(sub)
+            out.append(f"{pad}except {self.use('JsonSchemaValueException')}:")
+            out.append(f"{pad}    pass")
+            out.append(f"{pad}else:")
+            self.site_fail(site, pad + "    ", repr("must NOT match a disallowed definition"), "not")
+
+    def type_test(self, t: str, var: str) -> str:
+        if t == "integer":
+            return f"{var}.__class__ is int or {self.use('_is_integer')}({var})"
+        if t == "number":
+            return f"{var}.__class__ is int or {var}.__class__ is float or {self.use('_is_number')}({var})"
         return {
             "string": f"{var}.__class__ is str or isinstance({var}, str)",
-            "integer": f"{var}.__class__ is int or _is_integer({var})",
-            "number": f"{var}.__class__ is int or {var}.__class__ is float or _is_number({var})",
             "boolean": f"{var} is True or {var} is False",
             "array": f"isinstance({var}, (list, tuple))",
             "object": f"isinstance({var}, dict)",
             "null": f"{var} is None",
         }[t]
 
-    def emit_object(
-        self, schema: dict[str, Any], var: str, path: list[str], out: list[str], depth: int, doc: dict[str, Any], known: bool
-    ) -> None:
-        pad = "    " * depth
+    def _kw_object(self, site: _Site) -> None:
+        schema, var, path, out, depth, doc = site.schema, site.var, site.path, site.out, site.depth, site.doc
+        pad = site.pad
         inner = pad + "    "
         props: dict[str, Any] = schema.get("properties", {})
         required: list[str] = schema.get("required", [])
         extra = schema.get("additionalProperties", True)
         if not isinstance(props, dict) or not isinstance(required, list):
             raise CompileError("properties must be an object and required a list")
-        out.append(f"{pad}if True:" if known else f"{pad}if isinstance({var}, dict):")
+        out.append(f"{pad}if True:" if site.known == "object" else f"{pad}if isinstance({var}, dict):")
         if required:
             needed = self.const(tuple(required), "_R")
             out.append(f"{inner}for key in {needed}:")
             out.append(f"{inner}    if key not in {var}:")
             missing = f"sorted(k for k in {needed} if k not in {var})"
             out.append(
-                f"{inner}        _fail('must contain ' + str({missing}) + ' properties', {var}, path, {self.more(path)}, {self.const(schema)}, 'required')"
+                f"{inner}        {self.use('_fail')}('must contain ' + str({missing}) + ' properties', {var}, path, {self.more(path)}, {self.const(schema)}, 'required')"
             )
         if not props and extra is True:
             return
@@ -339,19 +369,18 @@ class _Compiler:
         rest: list[str] = []
         if extra is False:
             allowed = self.const(tuple(props), "_K")
-            rest.append(f"{body}    _fail('must not contain ' + str(sorted(k for k in {var} if k not in {allowed})) + ' properties', {var}, path, {self.more(path)}, {self.const(schema)}, 'additionalProperties')")
+            rest.append(f"{body}    {self.use('_fail')}('must not contain ' + str(sorted(k for k in {var} if k not in {allowed})) + ' properties', {var}, path, {self.more(path)}, {self.const(schema)}, 'additionalProperties')")
         else:
             self.emit(extra, value, [*path, key], rest, depth + 3, doc)
         if rest:
             out.append(f"{body}else:" if not first else f"{body}if True:")
             out.extend(rest)
 
-    def emit_array(
-        self, schema: dict[str, Any], var: str, path: list[str], out: list[str], depth: int, doc: dict[str, Any], known: bool
-    ) -> None:
-        pad = "    " * depth
+    def _kw_array(self, site: _Site) -> None:
+        schema, var, path, out = site.schema, site.var, site.path, site.out
+        pad = site.pad
         inner = pad + "    "
-        guard = f"{pad}if True:" if known else f"{pad}if isinstance({var}, (list, tuple)):"
+        guard = f"{pad}if True:" if site.known == "array" else f"{pad}if isinstance({var}, (list, tuple)):"
         out.append(guard)
         items = schema.get("items", True)
         if isinstance(items, list):
@@ -359,15 +388,19 @@ class _Compiler:
         if items is not True and items != {}:
             index, item = self.var(), self.var()
             checks: list[str] = []
-            self.emit(items, item, [*path, index], checks, depth + 2, doc)
+            self.emit(items, item, [*path, index], checks, site.depth + 2, site.doc)
             if checks:
                 out.append(f"{inner}for {index}, {item} in enumerate({var}):")
                 out.extend(checks)
         if schema.get("uniqueItems") is True:
-            out.append(f"{inner}if len({{_json_key(x) for x in {var}}}) != len({var}):")
-            self.fail(out, inner + "    ", repr("must contain unique items"), var, path, schema, "uniqueItems")
+            out.append(f"{inner}if len({{{self.use('_json_key')}(x) for x in {var}}}) != len({var}):")
+            self.site_fail(site, inner + "    ", repr("must contain unique items"), "uniqueItems")
         if out[-1] == guard:
             out.append(f"{inner}pass")
+
+
+# Keywords this compiler implements (one row of _Compiler.KEYWORDS each).
+VALIDATING = frozenset(k for keywords, _ in _Compiler.KEYWORDS for k in keywords)
 
 
 def compile_schema(
@@ -380,15 +413,24 @@ def compile_schema(
     ``resolve(ref, doc)`` returns ``(target schema, the document it lives in)`` for a
     ``$ref`` met inside ``doc`` (relative refs resolve against ``doc``).
     """
-    compiler = _Compiler(schema, resolve)
+    compiler = _Compiler(resolve)
     body: list[str] = []
     compiler.emit(schema, "data", [], body, 1, schema)
+    # Import only what the emitted code refers to (no unused imports in generated code).
+    uses = compiler.uses
+    imports: list[str] = []
+    if "re" in uses:
+        imports += ["import re", ""]
+    relative = []
+    if "JsonSchemaValueException" in uses:
+        relative.append("from ._errors import JsonSchemaValueException")
+    helpers = [name for name in RUNTIME_HELPERS if name in uses]
+    if helpers:
+        relative.append("from ._runtime import " + ", ".join(helpers))
+    if relative:
+        imports += [*relative, ""]
     lines = [
-        "import re",
-        "",
-        "from ._errors import JsonSchemaValueException",
-        "from ._runtime import _fail, _is_integer, _is_number, _json_key",
-        "",
+        *imports,
         *compiler.consts,
         "",
         "",
@@ -397,12 +439,3 @@ def compile_schema(
         "    return data",
     ]
     return "\n".join(lines) + "\n"
-
-
-def _self_check() -> None:  # pragma: no cover - a quick manual smoke run
-    schema = json.loads('{"type": "object", "properties": {"a": {"type": "integer", "minimum": 1}}, "required": ["a"]}')
-    print(compile_schema(schema, lambda ref, doc: (doc, doc)))
-
-
-if __name__ == "__main__":  # pragma: no cover
-    _self_check()

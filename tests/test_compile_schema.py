@@ -37,21 +37,36 @@ COMPILER = _load("_test_compile_schema", ROOT / "codegen" / "compile_schema.py")
 ERRORS = _load("_test_compile_schema_errors", GEN_DIR / "_errors.py")
 
 
+# A stand-in for the generated package: its _errors and _runtime, so a compiled validator
+# runs with exactly the names it imports (a missing import fails as it would when shipped).
+PACKAGE = "_test_compile_schema_pkg"
+
+
+def _package() -> None:
+    if PACKAGE in sys.modules:
+        return
+    package = types.ModuleType(PACKAGE)
+    package.__path__ = []
+    sys.modules[PACKAGE] = package
+    sys.modules[f"{PACKAGE}._errors"] = ERRORS
+    runtime = types.ModuleType(f"{PACKAGE}._runtime")
+    runtime.__package__ = PACKAGE
+    sys.modules[f"{PACKAGE}._runtime"] = runtime
+    exec(compile(COMPILER.RUNTIME, "<runtime>", "exec"), runtime.__dict__)
+
+
+def _resolve(ref: str, doc: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    node: Any = doc
+    for part in ref.partition("#")[2].strip("/").split("/"):
+        node = node[part]
+    return node, doc
+
+
 def _compile(schema: dict[str, Any]) -> Any:
     """The compiled validator function for ``schema`` (relative refs only)."""
-
-    def resolve(ref: str, doc: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
-        node: Any = doc
-        for part in ref.partition("#")[2].strip("/").split("/"):
-            node = node[part]
-        return node, doc
-
-    source = COMPILER.compile_schema(schema, resolve, function="check")
-    namespace: dict[str, Any] = {"JsonSchemaValueException": ERRORS.JsonSchemaValueException}
-    exec(compile(COMPILER.RUNTIME.replace("from ._errors import JsonSchemaValueException", ""), "<runtime>", "exec"), namespace)
-    for line in ("from ._errors import JsonSchemaValueException", "from ._runtime import _fail, _is_integer, _is_number, _json_key"):
-        assert line in source
-        source = source.replace(line, "")
+    _package()
+    source = COMPILER.compile_schema(schema, _resolve, function="check")
+    namespace: dict[str, Any] = {"__name__": f"{PACKAGE}.compiled", "__package__": PACKAGE}
     exec(compile(source, "<compiled schema>", "exec"), namespace)
     return namespace["check"]
 
@@ -183,3 +198,66 @@ def test_pattern_predicates_are_used_and_other_patterns_still_compile_to_re() ->
     assert "re.compile" not in source
     source = COMPILER.compile_schema({"type": "string", "pattern": "^a+$"}, lambda ref, doc: (doc, doc))
     assert "re.compile('^a+$').search" in source
+
+
+def _imported_and_used(source: str) -> tuple[set[str], set[str]]:
+    """Names a compiled module imports, and the names its code reads."""
+    import ast
+
+    tree = ast.parse(source)
+    imported = {
+        alias.asname or alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        for alias in node.names
+    }
+    used = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+    return imported, used
+
+
+@pytest.mark.parametrize("name", sorted(SCHEMAS))
+def test_compiled_code_imports_exactly_what_it_uses(name: str) -> None:
+    source = COMPILER.compile_schema(SCHEMAS[name], _resolve, function="check")
+    imported, used = _imported_and_used(source)
+    assert imported <= used, f"unused imports {sorted(imported - used)}"
+    helpers = {"re", "JsonSchemaValueException", *COMPILER.RUNTIME_HELPERS}
+    assert used & helpers <= imported, f"used but not imported {sorted((used & helpers) - imported)}"
+
+
+def test_import_trimming_is_not_vacuous() -> None:
+    """Each optional import appears exactly when a keyword needs it."""
+    cases = {
+        "import re": ({"pattern": "^a+$"}, {"pattern": next(iter(COMPILER.PATTERN_PREDICATES))}),
+        "_json_key": ({"enum": [1, "a"]}, {"enum": ["a", "b"]}),
+        "_is_integer": ({"type": "integer"}, {"type": "string"}),
+        "JsonSchemaValueException": ({"not": {"type": "string"}}, {"type": "string"}),
+    }
+    for needle, (needs, does_not) in cases.items():
+        assert needle in COMPILER.compile_schema(needs, _resolve), needle
+        assert needle not in COMPILER.compile_schema(does_not, _resolve), needle
+    assert "import" not in COMPILER.compile_schema({}, _resolve)
+
+
+def test_runtime_exports_the_helpers_validators_import() -> None:
+    _package()
+    runtime = sys.modules[f"{PACKAGE}._runtime"]
+    assert tuple(runtime.__all__) == COMPILER.RUNTIME_HELPERS
+    assert all(callable(getattr(runtime, name)) for name in COMPILER.RUNTIME_HELPERS)
+
+
+def test_every_supported_keyword_has_one_emitter() -> None:
+    table = COMPILER._Compiler.KEYWORDS
+    keywords = [k for group, _ in table for k in group]
+    assert len(keywords) == len(set(keywords)), "a keyword in two table rows"
+    assert set(keywords) == COMPILER.VALIDATING
+    for _, method in table:
+        assert callable(getattr(COMPILER._Compiler, method)), method
+    # The table is what the compiler consults: drop a row and its keyword is no longer checked.
+    schema = {"type": "string", "minLength": 2}
+    assert "must be longer" in COMPILER.compile_schema(schema, _resolve)
+    original = COMPILER._Compiler.KEYWORDS
+    try:
+        COMPILER._Compiler.KEYWORDS = tuple(row for row in original if "minLength" not in row[0])
+        assert "must be longer" not in COMPILER.compile_schema(schema, _resolve)
+    finally:
+        COMPILER._Compiler.KEYWORDS = original

@@ -12,12 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = [
-    "JsonSchemaDefinitionException",
-    "JsonSchemaException",
-    "JsonSchemaValueException",
-    "JsonSchemaValuesException",
-]
+__all__ = ["JsonSchemaException", "JsonSchemaValueException"]
 
 _PATH_PARTS = re.compile(r"[^.\[\]]+")
 
@@ -68,19 +63,3 @@ class JsonSchemaValueException(JsonSchemaException):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.message!r}, name={self.name!r}, rule={self.rule!r})"
-
-
-class JsonSchemaValuesException(JsonSchemaException):
-    """Several values break rules (only raised by validators generated without fast_fail)."""
-
-    def __init__(self, errors: list[JsonSchemaValueException]) -> None:
-        self.errors = list(errors)
-        self.message = "; ".join(error.message for error in self.errors)
-        super().__init__(self.message)
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), (self.errors,))
-
-
-class JsonSchemaDefinitionException(JsonSchemaException):
-    """A schema itself is unusable (raised by code generation, kept for completeness)."""

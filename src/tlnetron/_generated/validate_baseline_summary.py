@@ -11,10 +11,7 @@ raises ``JsonSchemaValueException`` (``.message``, ``.name`` -- the data path su
 
 from typing import TypeVar
 
-import re
-
-from ._errors import JsonSchemaValueException
-from ._runtime import _fail, _is_integer, _is_number, _json_key
+from ._runtime import _fail, _is_integer, _is_number
 
 _D0 = {'$schema': 'http://json-schema.org/draft-07/schema#', '$id': 'urn:tlnetron:schema:baseline-summary:1', 'title': 'tlnetron baseline diff summary', 'description': 'The decoded value of the model metadata row torchlens.baseline when baseline_kind is trace.', 'version': '1.0.0', 'type': 'object', 'additionalProperties': False, 'required': ['direction', 'row_counts', 'removed_labels', 'source'], 'properties': {'direction': {'type': 'object', 'additionalProperties': False, 'required': ['subject', 'reference'], 'properties': {'subject': {'type': 'string', 'description': 'The exported capture (what the graph draws).'}, 'reference': {'type': 'string', 'description': 'The baseline capture compared against.'}}}, 'row_counts': {'type': 'object', 'additionalProperties': False, 'required': ['added', 'removed', 'unresolved', 'excluded_machinery', 'unreachable', 'zero', 'changed'], 'properties': {'added': {'type': 'integer', 'minimum': 0}, 'removed': {'type': 'integer', 'minimum': 0}, 'unresolved': {'type': 'integer', 'minimum': 0}, 'excluded_machinery': {'type': 'integer', 'minimum': 0}, 'unreachable': {'type': 'integer', 'minimum': 0}, 'zero': {'type': 'integer', 'minimum': 0}, 'changed': {'type': 'integer', 'minimum': 0}}}, 'removed_labels': {'type': 'array', 'items': {'type': 'string'}, 'description': 'Reference-only op labels the subject graph cannot draw.'}, 'source': {'type': 'string', 'description': 'The TorchLens function that produced the rows.'}}}
 _R1 = ('direction', 'row_counts', 'removed_labels', 'source')
