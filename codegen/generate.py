@@ -28,7 +28,7 @@ import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SCHEMA_DIR = ROOT / "schema"
@@ -37,6 +37,8 @@ DEFAULT_OUT_DIR = ROOT / "src" / "tlnetron" / "_generated"
 VOCAB_FILE = "vocabularies.schema.json"
 MODEL_METADATA_FILE = "model-metadata.schema.json"
 NODE_PROPERTIES_FILE = "node-properties.schema.json"
+COMPANION_FILE = "companion.schema.json"
+SHIPPED_SCHEMA_DIR = "_generated/schemas"  # where the wheel's copy lives, relative to the package
 KEY_PREFIX = "torchlens."
 SCHEMA_SUFFIX = ".schema.json"
 
@@ -220,15 +222,38 @@ def _unique(names: list[str], what: str) -> None:
 # --------------------------------------------------------------------------- vocab.py
 
 
-def vocabularies(schema: Schema) -> list[tuple[str, str, list[tuple[str, str]]]]:
-    """[(definition name, description, [(member, description), ...]), ...] in schema order."""
+class Vocabulary(NamedTuple):
+    """One closed vocabulary of schema/vocabularies.schema.json."""
+
+    name: str  # the definition name, e.g. "buffer_policy"
+    description: str
+    members: list[tuple[str, str, str]]  # (value, Python constant name, description), in enum order
+
+    @property
+    def class_name(self) -> str:
+        return camel_name(self.name)
+
+    @property
+    def literal_name(self) -> str:
+        return literal_name(self.class_name)
+
+
+def literal_name(class_name: str) -> str:
+    """The naming rule of the Literal aliases: class ``BufferPolicy`` -> ``BufferPolicyName``."""
+    return class_name + "Name"
+
+
+def vocabularies(schema: Schema) -> list[Vocabulary]:
+    """Every vocabulary, in schema order."""
     out = []
     definitions = schema.doc.get("definitions")
     if not isinstance(definitions, dict) or not definitions:
         raise CodegenError(f"schema/{schema.file}: no definitions")
     for name, definition in definitions.items():
         # Each vocabulary is {"enum": [...], "x-members": {member: description}}: validators
-        # check the enum (fast), codegen documents each member from x-members.
+        # check the enum (fast), codegen documents each member from x-members. An optional
+        # "x-tlnetron-names": {member: NAME} names a member's constant when upper_name(member)
+        # would not read well ("ai.torchlens.lossy" -> LOSSY rather than AI_TORCHLENS_LOSSY).
         enum = definition.get("enum") if isinstance(definition, dict) else None
         docs = definition.get("x-members") if isinstance(definition, dict) else None
         if not isinstance(enum, list) or not enum or not all(isinstance(c, str) for c in enum):
@@ -237,14 +262,19 @@ def vocabularies(schema: Schema) -> list[tuple[str, str, list[tuple[str, str]]]]
             raise CodegenError(
                 f"schema/{schema.file}: {name}: x-members must describe every enum member, in enum order"
             )
-        members = [(c, docs[c]) for c in enum]
-        consts = [c for c, _ in members]
-        if len(set(consts)) != len(consts):
+        if len(set(enum)) != len(enum):
             raise CodegenError(f"schema/{schema.file}: {name} repeats a member")
-        _unique([upper_name(c) for c in consts], f"vocabulary {name}")
-        out.append((name, str(definition.get("description", "")), members))
-    _unique([upper_name(n) for n, _, _ in out], "vocabulary names")
-    _unique([camel_name(n) for n, _, _ in out], "vocabulary class names")
+        names = definition.get("x-tlnetron-names", {})
+        if not isinstance(names, dict) or not set(names) <= set(enum):
+            raise CodegenError(f"schema/{schema.file}: {name}: x-tlnetron-names must map enum members to names")
+        for member, attr in names.items():
+            if not isinstance(attr, str) or not re.fullmatch(r"[A-Z][A-Z0-9_]*", attr) or not attr.isidentifier():
+                raise CodegenError(f"schema/{schema.file}: {name}: x-tlnetron-names gives {member!r} the name {attr!r}, not an UPPER_CASE identifier")
+        members = [(c, names.get(c) or upper_name(c), docs[c]) for c in enum]
+        _unique([attr for _, attr, _ in members], f"vocabulary {name}")
+        out.append(Vocabulary(name, str(definition.get("description", "")), members))
+    _unique([upper_name(v.name) for v in out], "vocabulary names")
+    _unique([v.class_name for v in out], "vocabulary class names")
     return out
 
 
@@ -262,11 +292,24 @@ def _frozenset_lines(name: str, values: list[str]) -> list[str]:
     return [f"{name}: frozenset[str] = frozenset(", "    {", *(f"        {q(v)}," for v in values), "    }", ")"]
 
 
+def _literal_lines(name: str, values: list[str], what: str) -> list[str]:
+    """``Name: TypeAlias = Literal[...]``: the type of a value from a closed set."""
+    return [
+        f"{name}: TypeAlias = Literal[",
+        *(f"    {q(v)}," for v in values),
+        "]",
+        doc(f"{what} (a plain ``str`` at run time)."),
+        "",
+        "",
+    ]
+
+
 def _class_lines(name: str, docstring: str, members: list[tuple[str, str, str]]) -> list[str]:
-    """members: (attribute, value, description)."""
+    """members: (attribute, value, description). Constants are ``Final``: plain ``str``
+    values that mypy reads as their ``Literal`` type."""
     lines = [f"class {name}:", f"    {doc(docstring)}", ""]
     for attr, value, description in members:
-        lines.append(f"    {attr} = {q(value)}")
+        lines.append(f"    {attr}: Final = {q(value)}")
         if description:
             lines.append(f"    {doc(description)}")
     return [*lines, "", ""]
@@ -280,18 +323,287 @@ def _properties(schema: Schema, pointer: str) -> dict[str, Any]:
     return props
 
 
+# --------------------------------------------------------------------------- the metric table
+
+METRICS_KEY = "x-tlnetron-metrics"
+# How a fact's {value} is written (each names one formatting function of tlnetron) and what a
+# companion row holds; a new one needs code in tlnetron, so the generator knows the set.
+METRIC_FORMATS = ("duration", "flops", "bytes", "count")
+COMPANION_VALUES = ("microseconds", "count")
+METRIC_SCOPES = ("op", "passes", "inclusive", "total")
+# Placeholders each scope's templates may use (function_doc: those of the inclusive scope
+# without the note).
+PLACEHOLDERS = {
+    "op": ("value", "raw"),
+    "passes": ("value", "raw", "passes", "per_pass"),
+    "inclusive": ("value", "raw", "unknown_flops_note"),
+    "function_doc": ("value", "raw"),
+    "total": ("value", "raw"),
+}
+ALL_PLACEHOLDERS = ("value", "raw", "passes", "per_pass", "unknown_flops_note")
+
+
+class MetricTable(NamedTuple):
+    passes_row: str
+    metrics: list[dict[str, Any]]  # checked entries, in schema order
+
+
+def _template(text: Any, allowed: tuple[str, ...], where: str) -> str:
+    """A checked ``str.format`` template: only ``{name}`` fields from ``allowed``."""
+    import string
+
+    if not isinstance(text, str) or not text:
+        raise CodegenError(f"{where}: a template must be a non-empty string, got {text!r}")
+    try:
+        fields = list(string.Formatter().parse(text))
+    except ValueError as exc:
+        raise CodegenError(f"{where}: template {text!r} does not parse: {exc}") from None
+    for _, field, spec, conversion in fields:
+        if field is None:
+            continue
+        if field not in ALL_PLACEHOLDERS:
+            raise CodegenError(
+                f"{where}: template {text!r} has unknown placeholder {{{field}}} (allowed: {', '.join(ALL_PLACEHOLDERS)})"
+            )
+        if field not in allowed:
+            raise CodegenError(
+                f"{where}: template {text!r} uses {{{field}}}, which this scope does not provide (allowed: {', '.join(allowed)})"
+            )
+        if spec or conversion:
+            raise CodegenError(f"{where}: template {text!r}: write {{{field}}} bare (no conversion or format spec)")
+    return text
+
+
+def metric_table(vocab: Schema, meta: Schema, node: Schema) -> MetricTable:
+    """Read and check ``x-tlnetron-metrics`` of schema/vocabularies.schema.json."""
+    where = f"schema/{vocab.file}: {METRICS_KEY}"
+    table = vocab.doc.get(METRICS_KEY)
+    if not isinstance(table, dict) or set(table) != {"passes_row", "metrics"}:
+        raise CodegenError(f"{where} must be an object with exactly passes_row and metrics")
+    rows_vocab = vocab.doc.get("definitions", {}).get("companion_row", {}).get("enum", [])
+    node_keys = list(_properties(node, "/properties/metadata"))
+    meta_keys = list(_properties(meta, ""))
+    used_rows: dict[str, str] = {}
+
+    def row(value: Any, at: str) -> str:
+        if value not in rows_vocab:
+            raise CodegenError(f"{where}: {at}: row {value!r} is not in the companion_row vocabulary")
+        if value in used_rows:
+            raise CodegenError(f"{where}: {at}: row {value!r} is already used by {used_rows[value]}")
+        used_rows[value] = at
+        return str(value)
+
+    passes_row = row(table["passes_row"], "passes_row")
+    entries = table["metrics"]
+    if not isinstance(entries, list) or not entries:
+        raise CodegenError(f"{where}: metrics must be a non-empty list")
+    out: list[dict[str, Any]] = []
+    facts: set[str] = set()
+    for i, entry in enumerate(entries):
+        at = f"metrics[{i}]"
+        if not isinstance(entry, dict) or set(entry) != {"fact", "format", "companion_value", *METRIC_SCOPES}:
+            raise CodegenError(
+                f"{where}: {at} must have exactly fact, format, companion_value, {', '.join(METRIC_SCOPES)}"
+            )
+        fact = entry["fact"]
+        if not isinstance(fact, str) or not fact.isidentifier() or fact in facts:
+            raise CodegenError(f"{where}: {at}: fact {fact!r} is not an identifier or repeats another")
+        facts.add(fact)
+        at = f"metrics[{i}] ({fact})"
+        if entry["format"] not in METRIC_FORMATS:
+            raise CodegenError(f"{where}: {at}: format {entry['format']!r} is not one of {', '.join(METRIC_FORMATS)}")
+        if entry["companion_value"] not in COMPANION_VALUES:
+            raise CodegenError(
+                f"{where}: {at}: companion_value {entry['companion_value']!r} is not one of {', '.join(COMPANION_VALUES)}"
+            )
+        checked: dict[str, Any] = {"fact": fact, "format": entry["format"], "companion_value": entry["companion_value"]}
+        for scope in METRIC_SCOPES:
+            wording = entry[scope]
+            here = f"{at}.{scope}"
+            if wording is None:
+                checked[scope] = None
+                continue
+            key_field = "model_meta" if scope == "total" else "node_meta"
+            fields = {key_field, "text", "rows"} | ({"share_row", "function_doc"} if scope == "inclusive" else set())
+            if not isinstance(wording, dict) or set(wording) != fields:
+                raise CodegenError(f"{where}: {here} must be null or have exactly {', '.join(sorted(fields))}")
+            key = wording[key_field]
+            if scope == "total" and key not in meta_keys:
+                raise CodegenError(f"{where}: {here}: model_meta {key!r} is not a key of schema/{meta.file}")
+            if scope != "total" and key not in node_keys:
+                raise CodegenError(f"{where}: {here}: node_meta {key!r} is not a metadata key of schema/{node.file}")
+            rows = wording["rows"]
+            most = 2 if scope == "passes" else 1  # passes: a second row holds the value per pass
+            if not isinstance(rows, list) or not 1 <= len(rows) <= most:
+                raise CodegenError(f"{where}: {here}: rows must list 1 to {most} companion rows")
+            one: dict[str, Any] = {
+                key_field: key,
+                "text": _template(wording["text"], PLACEHOLDERS[scope], f"{where}: {here}.text"),
+                "rows": [row(r, f"{here}.rows") for r in rows],
+            }
+            if scope == "inclusive":
+                share = wording["share_row"]
+                one["share_row"] = None if share is None else row(share, f"{here}.share_row")
+                function_doc = wording["function_doc"]
+                one["function_doc"] = (
+                    None
+                    if function_doc is None
+                    else _template(function_doc, PLACEHOLDERS["function_doc"], f"{where}: {here}.function_doc")
+                )
+            checked[scope] = one
+        out.append(checked)
+    return MetricTable(passes_row, out)
+
+
+METRIC_RECORDS = '''\
+MetricFormatName: TypeAlias = Literal[FORMATS]
+"""How a metric's ``{value}`` is written: ``duration`` (seconds, as tlnetron words a
+time), ``flops``, ``bytes`` or ``count`` (a grouped integer)."""
+
+CompanionValueName: TypeAlias = Literal[COMPANION_VALUES]
+"""What a metric's companion row holds: ``microseconds`` (the value, in seconds, as
+microseconds) or ``count`` (the value as it is)."""
+
+
+class NodeWording(NamedTuple):
+    """How a fact is worded on one op node (scope ``op``) or rolled node (scope ``passes``).
+
+    ``text.format(value=..., raw=..., passes=..., per_pass=...)`` is the value of node
+    metadata key ``node_meta``; ``rows[0]`` is the companion row holding the value and, in
+    the ``passes`` scope, ``rows[1]`` (when present) holds the value divided by the passes.
+    """
+
+    node_meta: NodeMetaName
+    text: str
+    rows: tuple[CompanionRowName, ...]
+
+
+class InclusiveWording(NamedTuple):
+    """How a fact is worded on a module call (every op inside it).
+
+    ``text.format(value=..., raw=..., unknown_flops_note=...)`` is the value of node
+    metadata key ``node_meta``; ``rows[0]`` is the companion row holding the value;
+    ``share_row`` (None: no share) the companion row holding the call's share of the
+    model's total; ``function_doc.format(value=..., raw=...)`` (None: no phrase) the phrase
+    in the module's FunctionProto docString.
+    """
+
+    node_meta: NodeMetaName
+    text: str
+    rows: tuple[CompanionRowName, ...]
+    share_row: CompanionRowName | None
+    function_doc: str | None
+
+
+class TotalWording(NamedTuple):
+    """How a fact's model total is worded: ``text.format(value=..., raw=...)`` is the value
+    of model metadata key ``model_meta``; ``rows[0]`` is the companion's model row."""
+
+    model_meta: MetaKeyName
+    text: str
+    rows: tuple[CompanionRowName, ...]
+
+
+class Metric(NamedTuple):
+    """How one numeric fact is worded, per scope (None: the fact has no wording there).
+
+    ``fact`` names the field of tlnetron's ``Facts`` that holds it; ``format`` how its
+    ``{value}`` is written; ``companion_value`` what its companion rows hold. In templates,
+    ``{value}`` is the formatted value, ``{raw}`` the bare number (ungrouped), ``{passes}`` the
+    number of passes, ``{per_pass}`` the value divided by the passes (formatted) and
+    ``{unknown_flops_note}`` empty or how many ops inside have no FLOP rule.
+    """
+
+    fact: MetricFactName
+    format: MetricFormatName
+    companion_value: CompanionValueName
+    op: NodeWording | None
+    passes: NodeWording | None
+    inclusive: InclusiveWording | None
+    total: TotalWording | None
+'''
+
+
+def _record_lines(kind: str, wording: dict[str, Any] | None, indent: str) -> list[str]:
+    if wording is None:
+        return []
+    lines = [f"{kind}("]
+    for field, value in wording.items():
+        if isinstance(value, list):
+            text = "(" + ", ".join(q(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+        else:
+            text = "None" if value is None else q(value)
+        lines.append(f"    {field}={text},")
+    lines.append(")")
+    return [indent + line for line in lines]
+
+
+def _metric_lines(table: MetricTable) -> list[str]:
+    facts = [m["fact"] for m in table.metrics]
+    lines = [
+        "MetricFactName: TypeAlias = Literal[" + ", ".join(q(f) for f in facts) + "]",
+        '"""A fact the metric table words (a field of tlnetron\'s ``Facts``)."""',
+        "",
+        *METRIC_RECORDS.replace("FORMATS", ", ".join(q(f) for f in METRIC_FORMATS))
+        .replace("COMPANION_VALUES", ", ".join(q(v) for v in COMPANION_VALUES))
+        .splitlines(),
+        "",
+        "",
+        "METRICS: tuple[Metric, ...] = (",
+    ]
+    kinds = {"op": "NodeWording", "passes": "NodeWording", "inclusive": "InclusiveWording", "total": "TotalWording"}
+    for metric in table.metrics:
+        lines += ["    Metric("]
+        lines += [f"        {f}={q(metric[f])}," for f in ("fact", "format", "companion_value")]
+        for scope in METRIC_SCOPES:
+            record = _record_lines(kinds[scope], metric[scope], "        ")
+            if not record:
+                lines.append(f"        {scope}=None,")
+                continue
+            record[0] = record[0].replace(kinds[scope] + "(", f"{scope}={kinds[scope]}(", 1)
+            record[-1] += ","
+            lines += record
+        lines += ["    ),"]
+    lines += [
+        ")",
+        f'"""Every numeric fact\'s wording, in the order rows are written ({METRICS_KEY} of schema/{VOCAB_FILE})."""',
+        "",
+        f"PASSES_ROW: Final = {q(table.passes_row)}",
+        '"""The companion row holding a rolled node\'s number of passes."""',
+    ]
+    return lines
+
+
+VOCAB_DOC = '''\
+"""Closed vocabularies, metadata key names and schema facts from tlnetron's JSON Schemas.
+
+Every value here is read from schema/*.json: edit the schema, then regenerate.
+
+Naming rule. A closed vocabulary ``foo_bar`` (a definition of vocabularies.schema.json)
+gives ``class FooBar`` (one ``Final`` constant per member: ``FooBar.MEMBER = "member"``, a
+plain ``str`` that mypy reads as its literal type), ``FOO_BAR`` (the members in schema
+order), ``FOO_BAR_DOC`` (member -> description) and ``FooBarName``, the ``typing.Literal``
+of the members, for annotating a parameter or field that holds one. The key classes
+``MetaKey``, ``NodeAttr`` and ``NodeMeta`` likewise give ``MetaKeyName``, ``NodeAttrName``
+and ``NodeMetaName``. ``METRICS`` and ``PASSES_ROW`` are the metric table
+(``x-tlnetron-metrics``): how every numeric fact is worded in node metadata, model metadata,
+companion rows and module docs.
+"""
+
+from typing import Final, Literal, NamedTuple, TypeAlias
+'''
+
+
 def render_vocab(schemas: dict[str, Schema]) -> str:
     vocab = schemas[VOCAB_FILE]
     meta = schemas[MODEL_METADATA_FILE]
     node = schemas[NODE_PROPERTIES_FILE]
+    companion = schemas.get(COMPANION_FILE)
     version = vocab.doc["version"]
 
     lines = header([schemas[f].origin for f in sorted(schemas)])
     lines += [
-        '"""Closed vocabularies, metadata key names and schema facts from tlnetron\'s JSON Schemas.',
-        "",
-        "Every value here is read from schema/*.json: edit the schema, then regenerate.",
-        '"""',
+        *VOCAB_DOC.splitlines(),
         "",
         f"SCHEMA_VERSION = {q(version)}",
         '"""The ``version`` every checked-in schema carries."""',
@@ -299,16 +611,28 @@ def render_vocab(schemas: dict[str, Schema]) -> str:
         "SCHEMA_IDS: dict[str, str] = {",
         *(f"    {q(f)}: {q(schemas[f].id)}," for f in sorted(schemas)),
         "}",
-        '"""Schema file name (in ``_generated/schemas/``) -> its ``$id``."""',
+        f'"""Schema file name (in ``{SHIPPED_SCHEMA_DIR}/``) -> its ``$id``."""',
     ]
 
     # Closed vocabularies.
-    for name, description, members in vocabularies(vocab):
-        const = upper_name(name)
-        lines += ["", "", f"# --- vocabulary {name} (schema/{vocab.file})", ""]
-        lines += _class_lines(camel_name(name), description, [(upper_name(c), c, d) for c, d in members])
-        lines += _tuple_lines(const, [c for c, _ in members])
-        lines += _dict_lines(f"{const}_DOC", members)
+    for v in vocabularies(vocab):
+        const = upper_name(v.name)
+        values = [c for c, _, _ in v.members]
+        lines += ["", "", f"# --- vocabulary {v.name} (schema/{vocab.file})", ""]
+        lines += _literal_lines(v.literal_name, values, f"A member of the {v.name} vocabulary")
+        lines += _class_lines(v.class_name, v.description, [(attr, c, d) for c, attr, d in v.members])
+        lines += _tuple_lines(const, values, f"tuple[{v.literal_name}, ...]")
+        lines += _dict_lines(f"{const}_DOC", [(c, d) for c, _, d in v.members])
+
+    # The companion's signature.
+    if companion is None:
+        raise CodegenError(f"schema/{COMPANION_FILE} is missing")
+    signature = _properties(companion, "").get("signature", {}).get("const")
+    if not isinstance(signature, str) or not signature:
+        raise CodegenError(f"schema/{companion.file}: properties.signature has no string const")
+    lines += ["", "", f"# --- companion (schema/{companion.file})", ""]
+    lines += [f"COMPANION_SIGNATURE: Final = {q(signature)}"]
+    lines += ['"""The ``signature`` every companion carries (its ``const`` in the schema)."""']
 
     # Model metadata keys.
     meta_props = _properties(meta, "")
@@ -321,13 +645,14 @@ def render_vocab(schemas: dict[str, Schema]) -> str:
     meta_doc = [(k, str(p.get("description", ""))) for k, p in meta_props.items()]
     _unique([key_attr(k) for k in meta_keys], "model metadata keys")
     lines += ["", "", f"# --- model metadata (schema/{meta.file})", ""]
+    lines += _literal_lines(literal_name("MetaKey"), meta_keys, "A model metadata key")
     lines += _class_lines(
         "MetaKey",
         "Keys of the artifact's model metadataProps.",
         [(key_attr(k), k, d) for k, d in meta_doc],
     )
-    lines += _tuple_lines("MODEL_METADATA_KEYS", meta_keys)
-    lines += _tuple_lines("MODEL_METADATA_REQUIRED", list(required))
+    lines += _tuple_lines("MODEL_METADATA_KEYS", meta_keys, "tuple[MetaKeyName, ...]")
+    lines += _tuple_lines("MODEL_METADATA_REQUIRED", list(required), "tuple[MetaKeyName, ...]")
     lines += _frozenset_lines("MODEL_METADATA_JSON_KEYS", json_keys)
     lines += ['"""Keys whose value is JSON text (``x-tlnetron-encoding: json``)."""']
     lines += _dict_lines("MODEL_METADATA_DOC", meta_doc)
@@ -347,6 +672,7 @@ def render_vocab(schemas: dict[str, Schema]) -> str:
     _unique([key_attr(k) for k in node_meta_props], "node metadata keys")
 
     lines += ["", "", f"# --- node attributes and metadata (schema/{node.file})", ""]
+    lines += _literal_lines(literal_name("NodeAttr"), list(attr_props), "A node attribute name")
     lines += _class_lines(
         "NodeAttr",
         "Names of the attributes an exported NodeProto may carry.",
@@ -356,18 +682,23 @@ def render_vocab(schemas: dict[str, Schema]) -> str:
     lines += ['"""Attribute name -> its ONNX AttributeProto type (``x-onnx-type``)."""']
     lines += _dict_lines("NODE_ATTRIBUTE_DOC", attr_doc)
     lines += ["", ""]
+    lines += _literal_lines(literal_name("NodeMeta"), list(node_meta_props), "A node metadata key")
     lines += _class_lines(
         "NodeMeta",
         "Keys of an exported NodeProto's metadataProps.",
         [(key_attr(k), k, d) for k, d in node_meta_doc],
     )
-    lines += _tuple_lines("NODE_METADATA_KEYS", list(node_meta_props))
+    lines += _tuple_lines("NODE_METADATA_KEYS", list(node_meta_props), "tuple[NodeMetaName, ...]")
     lines += _dict_lines("NODE_METADATA_DOC", node_meta_doc)
     limits = {d: node.doc.get("definitions", {}).get(d, {}).get("maxLength") for d in ("text", "line")}
     if len(set(limits.values())) != 1 or not isinstance(limits["text"], int):
         raise CodegenError(f"schema/{node.file}: definitions text and line need one integer maxLength, got {limits}")
     lines += ["", f"NODE_TEXT_MAX_LENGTH = {limits['text']}"]
     lines += ['"""Longest text a node attribute or metadata value may hold (``maxLength``)."""']
+
+    # The metric table.
+    lines += ["", "", f"# --- metric table ({METRICS_KEY} of schema/{vocab.file})", ""]
+    lines += _metric_lines(metric_table(vocab, meta, node))
     return "\n".join(lines) + "\n"
 
 

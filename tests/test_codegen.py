@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import typing
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -129,7 +130,7 @@ def test_check_fails_on_a_changed_schema_and_writes_nothing(tmp_path: Path, sche
 
     assert run_generate("--schema-dir", schema_copy, "--out-dir", out).returncode == 0
     assert run_generate("--check", "--schema-dir", schema_copy, "--out-dir", out).returncode == 0
-    assert '    BLOCKS = "blocks"' in (out / "vocab.py").read_text(encoding="utf-8")
+    assert '    BLOCKS: Final = "blocks"' in (out / "vocab.py").read_text(encoding="utf-8")
 
 
 def test_check_reports_missing_and_extra_files(tmp_path: Path, schema_copy: Path) -> None:
@@ -307,11 +308,299 @@ def test_every_vocabulary_matches_the_schema(fresh_alias: str) -> None:
         assert getattr(vocab, name.upper()) == consts, name
         assert list(getattr(vocab, name.upper() + "_DOC").items()) == list(docs.items()), name
         cls = getattr(vocab, camel(name))
-        assert public_attrs(cls) == {upper(c): c for c in consts}, name
+        names = definition.get("x-tlnetron-names", {})
+        assert public_attrs(cls) == {names.get(c, upper(c)): c for c in consts}, name
+        assert all(type(v) is str for v in public_attrs(cls).values()), name  # plain str, never Enum members
+        literal = getattr(vocab, camel(name) + "Name")
+        assert typing.get_origin(literal) is typing.Literal, name
+        assert typing.get_args(literal) == consts, name
     # The names the rest of tlnetron spells out.
     assert vocab.ErrorCode.NOT_A_TRACE == "not_a_trace"
     assert vocab.Granularity.MODULE == "module"
     assert vocab.CompanionKind.MODEL == "model"
+    assert (vocab.Domain.LOSSY, vocab.Domain.MODULE, vocab.Domain.TORCHLENS) == (
+        "ai.torchlens.lossy",
+        "ai.torchlens.module",
+        "ai.torchlens",
+    )
+
+
+def test_key_classes_have_literal_aliases(fresh_alias: str) -> None:
+    vocab = load_generated(GEN_DIR, fresh_alias, "vocab")
+    for cls, keys in (
+        (vocab.MetaKey, vocab.MODEL_METADATA_KEYS),
+        (vocab.NodeMeta, vocab.NODE_METADATA_KEYS),
+        (vocab.NodeAttr, tuple(vocab.NODE_ATTRIBUTE_TYPES)),
+    ):
+        assert typing.get_args(getattr(vocab, cls.__name__ + "Name")) == keys
+        assert tuple(public_attrs(cls).values()) == keys
+
+
+def test_every_class_constant_is_final() -> None:
+    """Every constant of every generated class is annotated ``Final`` (mypy then reads it
+    as its literal type), and the metric records are the only other classes."""
+    import ast
+
+    tree = ast.parse((GEN_DIR / "vocab.py").read_text(encoding="utf-8"))
+    classes = [n for n in tree.body if isinstance(n, ast.ClassDef)]
+    records = {"NodeWording", "InclusiveWording", "TotalWording", "Metric"}
+    assert records <= {c.name for c in classes}
+    constants = 0
+    for cls in classes:
+        if cls.name in records:
+            continue
+        for node in cls.body:
+            if isinstance(node, ast.Expr):  # docstrings
+                continue
+            assert isinstance(node, ast.AnnAssign), (cls.name, ast.dump(node))
+            assert ast.unparse(node.annotation) == "Final", (cls.name, ast.unparse(node))
+            assert isinstance(node.value, ast.Constant) and type(node.value.value) is str
+            constants += 1
+    assert constants > 100
+
+
+def test_mypy_reads_the_constants_as_literals(tmp_path: Path) -> None:
+    """What the Final annotations are for: ``Granularity.MODULE`` fits ``GranularityName``
+    (and only the literal it is), a plain str does not."""
+    pytest.importorskip("mypy")
+    shutil.copy(GEN_DIR / "vocab.py", tmp_path / "vocab.py")
+    use = textwrap.dedent(
+        """\
+            from typing import Literal
+            from vocab import COMPANION_SIGNATURE, PASSES_ROW, CompanionRowName, Domain, DomainName, Granularity, GranularityName, METRICS
+
+            ok: GranularityName = Granularity.MODULE
+            also_ok: DomainName = Domain.LOSSY
+            signature: Literal["netron:attachment"] = COMPANION_SIGNATURE
+            row: CompanionRowName = PASSES_ROW
+            exact: Literal["op"] = Granularity.MODULE  # error
+            name: str = "module"
+            loose: GranularityName = name  # error
+            fact: str = METRICS[0].fact
+        """
+    )
+    (tmp_path / "use.py").write_text(use, encoding="utf-8")
+    expected = [i for i, line in enumerate(use.splitlines(), 1) if line.endswith("# error")]
+    result = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--config-file=", "--cache-dir=/dev/null", "use.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    errors = sorted(int(line.split(":")[1]) for line in result.stdout.splitlines() if ": error:" in line)
+    assert len(expected) == 2 and errors == expected, result.stdout + result.stderr
+
+
+def test_companion_signature_comes_from_the_schema(fresh_alias: str) -> None:
+    vocab = load_generated(GEN_DIR, fresh_alias, "vocab")
+    assert vocab.COMPANION_SIGNATURE == load_schema("companion")["properties"]["signature"]["const"]
+    assert vocab.COMPANION_SIGNATURE == "netron:attachment"
+
+
+# --------------------------------------------------------------------------- the metric table
+
+# Today's wording (nodes.fact_metadata, companion._metrics, metadata.model_metadata totals,
+# view_module._function_doc), pinned: the schema's table must reproduce it exactly.
+EXPECTED_METRICS = [
+    {
+        "fact": "duration_s",
+        "format": "duration",
+        "companion_value": "microseconds",
+        "op": {"node_meta": "observed_duration", "text": "{value} observed wall time", "rows": ["observed µs"]},
+        "passes": {
+            "node_meta": "observed_duration",
+            "text": "{value} observed over {passes} passes ({per_pass} per pass)",
+            "rows": ["all-pass µs", "per-pass µs"],
+        },
+        "inclusive": {
+            "node_meta": "inclusive_time",
+            "text": "{value} observed, inclusive of every op inside",
+            "rows": ["inclusive µs"],
+            "share_row": "share of time",
+            "function_doc": "{value} observed",
+        },
+        "total": {
+            "model_meta": "torchlens.observed_duration_total",
+            "text": "{value} (observed op wall times, summed)",
+            "rows": ["Σ observed µs"],
+        },
+    },
+    {
+        "fact": "flops",
+        "format": "flops",
+        "companion_value": "count",
+        "op": {"node_meta": "estimated_flops", "text": "{value} (estimate)", "rows": ["estimated FLOPs"]},
+        "passes": {
+            "node_meta": "estimated_flops",
+            "text": "{value} estimated, summed over {passes} passes",
+            "rows": ["all-pass FLOPs"],
+        },
+        "inclusive": {
+            "node_meta": "inclusive_flops",
+            "text": "{value} estimated, inclusive{unknown_flops_note}",
+            "rows": ["inclusive FLOPs"],
+            "share_row": "share of FLOPs",
+            "function_doc": "{value} estimated",
+        },
+        "total": {
+            "model_meta": "torchlens.estimated_flops_total",
+            "text": "{value} (estimate, summed over ops with a FLOP rule)",
+            "rows": ["Σ FLOPs (est.)"],
+        },
+    },
+    {
+        "fact": "nbytes",
+        "format": "bytes",
+        "companion_value": "count",
+        "op": {"node_meta": "captured_bytes", "text": "{value} captured output tensor", "rows": ["captured bytes"]},
+        "passes": {
+            "node_meta": "captured_bytes",
+            "text": "{value} captured, summed over {passes} passes",
+            "rows": ["all-pass bytes"],
+        },
+        "inclusive": {
+            "node_meta": "inclusive_bytes",
+            "text": "{value} of captured tensors, inclusive",
+            "rows": ["inclusive bytes"],
+            "share_row": None,
+            "function_doc": "{value} captured",
+        },
+        "total": {
+            "model_meta": "torchlens.captured_bytes_total",
+            "text": "{value} (captured output tensors, summed)",
+            "rows": ["Σ captured bytes"],
+        },
+    },
+    {
+        "fact": "op_count",
+        "format": "count",
+        "companion_value": "count",
+        "op": None,
+        "passes": None,
+        "inclusive": {
+            "node_meta": "inclusive_ops",
+            "text": "{value} ops, inclusive",
+            "rows": ["inclusive ops"],
+            "share_row": None,
+            "function_doc": "{raw} ops",
+        },
+        "total": None,
+    },
+]
+
+
+def as_json(record: object) -> object:
+    """A generated record (NamedTuples, tuples) as the JSON the schema holds."""
+    if hasattr(record, "_asdict"):
+        return {k: as_json(v) for k, v in record._asdict().items()}
+    if isinstance(record, tuple):
+        return [as_json(v) for v in record]
+    return record
+
+
+def test_the_schema_metric_table_is_todays_wording() -> None:
+    table = load_schema("vocabularies")["x-tlnetron-metrics"]
+    assert table["metrics"] == EXPECTED_METRICS
+    assert table["passes_row"] == "passes"
+
+
+def test_the_generated_metric_table_equals_the_schemas(fresh_alias: str) -> None:
+    vocab = load_generated(GEN_DIR, fresh_alias, "vocab")
+    table = load_schema("vocabularies")["x-tlnetron-metrics"]
+    assert isinstance(vocab.METRICS, tuple)
+    assert [as_json(m) for m in vocab.METRICS] == table["metrics"]
+    assert vocab.PASSES_ROW == table["passes_row"] == vocab.CompanionRow.PASSES
+    # Immutable, typed records.
+    metric = vocab.METRICS[0]
+    assert type(metric) is vocab.Metric and type(metric.op) is vocab.NodeWording
+    assert type(metric.inclusive) is vocab.InclusiveWording and type(metric.total) is vocab.TotalWording
+    with pytest.raises(AttributeError):
+        metric.fact = "other"  # type: ignore[misc]
+    assert isinstance(metric.op.rows, tuple)
+    assert typing.get_args(vocab.MetricFactName) == tuple(m["fact"] for m in table["metrics"])
+    # Every key and row it names is one the schemas define.
+    for m in vocab.METRICS:
+        for scope in (m.op, m.passes, m.inclusive):
+            if scope is not None:
+                assert scope.node_meta in vocab.NODE_METADATA_KEYS
+                assert set(scope.rows) <= set(vocab.COMPANION_ROW)
+        if m.total is not None:
+            assert m.total.model_meta in vocab.MODEL_METADATA_KEYS
+
+
+def test_the_templates_render_todays_text(fresh_alias: str) -> None:
+    vocab = load_generated(GEN_DIR, fresh_alias, "vocab")
+    by_fact = {m.fact: m for m in vocab.METRICS}
+    passes = by_fact["duration_s"].passes
+    assert passes.text.format(value="2.00 ms", passes=3, per_pass="667 µs", raw=0.002) == (
+        "2.00 ms observed over 3 passes (667 µs per pass)"
+    )
+    note = "; 2 ops inside have no FLOP rule"
+    assert by_fact["flops"].inclusive.text.format(value="1.2 GFLOPs", raw=1, unknown_flops_note=note) == (
+        "1.2 GFLOPs estimated, inclusive; 2 ops inside have no FLOP rule"
+    )
+    assert by_fact["op_count"].inclusive.function_doc.format(value="1,234", raw=1234) == "1234 ops"
+
+
+def _write_vocab(schema_copy: Path, edit: typing.Callable[[dict], None]) -> None:
+    path = schema_copy / "vocabularies.schema.json"
+    vocab = json.loads(path.read_text(encoding="utf-8"))
+    edit(vocab)
+    path.write_text(json.dumps(vocab, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def _metric(vocab: dict, fact: str) -> dict:
+    return next(m for m in vocab["x-tlnetron-metrics"]["metrics"] if m["fact"] == fact)
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda v: _metric(v, "flops")["op"].update(node_meta="estimated_flop"), "node_meta 'estimated_flop' is not a metadata key"),
+        (lambda v: _metric(v, "nbytes")["inclusive"].update(rows=["inclusive byte"]), "row 'inclusive byte' is not in the companion_row vocabulary"),
+        (lambda v: _metric(v, "duration_s")["inclusive"].update(share_row="share of µs"), "row 'share of µs' is not in the companion_row vocabulary"),
+        (lambda v: v["x-tlnetron-metrics"].update(passes_row="pass count"), "row 'pass count' is not in the companion_row vocabulary"),
+        (lambda v: _metric(v, "nbytes")["total"].update(model_meta="torchlens.bytes_total"), "model_meta 'torchlens.bytes_total' is not a key"),
+        (lambda v: _metric(v, "flops")["op"].update(text="{value} ({estimate})"), "unknown placeholder {estimate}"),
+        (lambda v: _metric(v, "op_count")["inclusive"].update(function_doc="{count} ops"), "unknown placeholder {count}"),
+        (lambda v: _metric(v, "flops")["op"].update(text="{value} over {passes} passes"), "uses {passes}, which this scope does not provide"),
+        (lambda v: _metric(v, "flops")["op"].update(text="{value!r}"), "bare"),
+        (lambda v: _metric(v, "flops")["op"].update(text="{value"), "does not parse"),
+        (lambda v: _metric(v, "flops").update(format="si"), "format 'si' is not one of"),
+        (lambda v: _metric(v, "flops")["op"].update(rows=["estimated FLOPs", "per-pass µs"]), "rows must list 1 to 1"),
+        (lambda v: _metric(v, "flops")["passes"].update(rows=["observed µs"]), "already used"),
+        (lambda v: _metric(v, "flops")["op"].pop("rows"), "must be null or have exactly"),
+        (lambda v: v["x-tlnetron-metrics"]["metrics"].append(dict(_metric(v, "flops"))), "repeats another"),
+        (lambda v: v["definitions"]["domain"]["x-tlnetron-names"].update({"ai.torchlens": "lossy"}), "not an UPPER_CASE identifier"),
+        (lambda v: v["definitions"]["domain"]["x-tlnetron-names"].update({"ai.torchlens": "LOSSY"}), "two members map to LOSSY"),
+    ],
+)
+def test_a_bad_metric_table_or_name_is_refused(tmp_path: Path, schema_copy: Path, edit: typing.Any, message: str) -> None:
+    _write_vocab(schema_copy, edit)
+    result = run_generate("--check", "--schema-dir", schema_copy, "--out-dir", tmp_path / "out")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "codegen: error:" in result.stderr and message in result.stderr, result.stderr
+
+
+def test_the_codegen_error_is_raised_in_process(schema_copy: Path) -> None:
+    """The refusal is a CodegenError (what generate.main turns into exit status 2)."""
+    spec = importlib.util.spec_from_file_location("_codegen_generate_test", GENERATE)
+    assert spec is not None and spec.loader is not None
+    generate = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generate)
+    generate.render(schema_copy)  # the checked-in table passes
+    _write_vocab(schema_copy, lambda v: _metric(v, "flops")["inclusive"].update(node_meta="inclusive_flop"))
+    with pytest.raises(generate.CodegenError, match="node_meta 'inclusive_flop'"):
+        generate.render(schema_copy)
+
+
+def test_the_companion_signature_is_read_from_the_schema(tmp_path: Path, schema_copy: Path) -> None:
+    path = schema_copy / "companion.schema.json"
+    path.write_text(path.read_text(encoding="utf-8").replace('"const": "netron:attachment"', '"const": "netron:other"'), encoding="utf-8")
+    out = tmp_path / "out"
+    assert run_generate("--schema-dir", schema_copy, "--out-dir", out).returncode == 0
+    assert 'COMPANION_SIGNATURE: Final = "netron:other"' in (out / "vocab.py").read_text(encoding="utf-8")
 
 
 def test_schema_facts_match_the_schemas(fresh_alias: str) -> None:

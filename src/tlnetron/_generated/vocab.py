@@ -3,12 +3,24 @@
 #   schema/companion.schema.json (sha256 9aae5d8e60f8b066a770c9edd3245996e125f422cd7c1570e35e67b6328ee9f1)
 #   schema/model-metadata.schema.json (sha256 46c941d74d8a97c44f8945484a585192cdee3dbedb39df895bbfb09f002dabac)
 #   schema/node-properties.schema.json (sha256 a1d6a45259c404a8763ed7b044efb3a9650391f4069b67cb67efde48a2e32214)
-#   schema/vocabularies.schema.json (sha256 f58fec5efda361dbe2ced4719080f1fa4572d48ff63bc3c77ce25fa5d15d7de6).
+#   schema/vocabularies.schema.json (sha256 eb436131de33f87a12177e5b642cec8c57e729ac39bd67c5ac71e87c44883747).
 # Regenerate with `nox -s codegen` (or `python codegen/generate.py`).
 """Closed vocabularies, metadata key names and schema facts from tlnetron's JSON Schemas.
 
 Every value here is read from schema/*.json: edit the schema, then regenerate.
+
+Naming rule. A closed vocabulary ``foo_bar`` (a definition of vocabularies.schema.json)
+gives ``class FooBar`` (one ``Final`` constant per member: ``FooBar.MEMBER = "member"``, a
+plain ``str`` that mypy reads as its literal type), ``FOO_BAR`` (the members in schema
+order), ``FOO_BAR_DOC`` (member -> description) and ``FooBarName``, the ``typing.Literal``
+of the members, for annotating a parameter or field that holds one. The key classes
+``MetaKey``, ``NodeAttr`` and ``NodeMeta`` likewise give ``MetaKeyName``, ``NodeAttrName``
+and ``NodeMetaName``. ``METRICS`` and ``PASSES_ROW`` are the metric table
+(``x-tlnetron-metrics``): how every numeric fact is worded in node metadata, model metadata,
+companion rows and module docs.
 """
+
+from typing import Final, Literal, NamedTuple, TypeAlias
 
 SCHEMA_VERSION = "1.0.0"
 """The ``version`` every checked-in schema carries."""
@@ -25,18 +37,26 @@ SCHEMA_IDS: dict[str, str] = {
 
 # --- vocabulary granularity (schema/vocabularies.schema.json)
 
+GranularityName: TypeAlias = Literal[
+    "module",
+    "op",
+    "rolled",
+]
+"""A member of the granularity vocabulary (a plain ``str`` at run time)."""
+
+
 class Granularity:
     """How the trace is grouped into the artifact's graph."""
 
-    MODULE = "module"
+    MODULE: Final = "module"
     """Per-call FunctionProtos grouped at a module depth (default)."""
-    OP = "op"
+    OP: Final = "op"
     """Every leaf op flat."""
-    ROLLED = "rolled"
+    ROLLED: Final = "rolled"
     """Repeated passes merged by rolled identity (TorchLens' Layer)."""
 
 
-GRANULARITY: tuple[str, ...] = (
+GRANULARITY: tuple[GranularityName, ...] = (
     "module",
     "op",
     "rolled",
@@ -50,18 +70,26 @@ GRANULARITY_DOC: dict[str, str] = {
 
 # --- vocabulary buffer_policy (schema/vocabularies.schema.json)
 
+BufferPolicyName: TypeAlias = Literal[
+    "never",
+    "meaningful",
+    "always",
+]
+"""A member of the buffer_policy vocabulary (a plain ``str`` at run time)."""
+
+
 class BufferPolicy:
     """Which buffer pseudo-ops (and counter-update chains) are drawn."""
 
-    NEVER = "never"
+    NEVER: Final = "never"
     """Drop every buffer."""
-    MEANINGFUL = "meaningful"
+    MEANINGFUL: Final = "meaningful"
     """Drop BatchNorm bookkeeping buffers (running_mean, running_var, num_batches_tracked) and the counter-update ops that only feed them (default)."""
-    ALWAYS = "always"
+    ALWAYS: Final = "always"
     """Keep every buffer and op (the forensic view)."""
 
 
-BUFFER_POLICY: tuple[str, ...] = (
+BUFFER_POLICY: tuple[BufferPolicyName, ...] = (
     "never",
     "meaningful",
     "always",
@@ -75,22 +103,32 @@ BUFFER_POLICY_DOC: dict[str, str] = {
 
 # --- vocabulary companion_kind (schema/vocabularies.schema.json)
 
+CompanionKindName: TypeAlias = Literal[
+    "model",
+    "graph",
+    "node",
+    "value",
+    "tensor",
+]
+"""A member of the companion_kind vocabulary (a plain ``str`` at run time)."""
+
+
 class CompanionKind:
     """Row kinds Netron 9.3 shows in its sidebar (reader contract, section 7). Any other kind is stored by Netron but never shown."""
 
-    MODEL = "model"
+    MODEL: Final = "model"
     """Model Properties; target must be the empty string."""
-    GRAPH = "graph"
+    GRAPH: Final = "graph"
     """Graph or Function Properties."""
-    NODE = "node"
+    NODE: Final = "node"
     """Node Properties; target is a node name in the top graph or a function body."""
-    VALUE = "value"
+    VALUE: Final = "value"
     """Connection Properties (click an edge); target is a value name."""
-    TENSOR = "tensor"
+    TENSOR: Final = "tensor"
     """Tensor Properties (initializers only)."""
 
 
-COMPANION_KIND: tuple[str, ...] = (
+COMPANION_KIND: tuple[CompanionKindName, ...] = (
     "model",
     "graph",
     "node",
@@ -108,24 +146,35 @@ COMPANION_KIND_DOC: dict[str, str] = {
 
 # --- vocabulary capture_status (schema/vocabularies.schema.json)
 
+CaptureStatusName: TypeAlias = Literal[
+    "complete",
+    "halted",
+    "aborted_nonfinite",
+    "failed",
+    "unattested",
+    "unknown",
+]
+"""A member of the capture_status vocabulary (a plain ``str`` at run time)."""
+
+
 class CaptureStatus:
     """TorchLens' CaptureStatus, recorded verbatim."""
 
-    COMPLETE = "complete"
+    COMPLETE: Final = "complete"
     """The forward pass ran to its end under capture."""
-    HALTED = "halted"
+    HALTED: Final = "halted"
     """Capture stopped at a requested frontier."""
-    ABORTED_NONFINITE = "aborted_nonfinite"
+    ABORTED_NONFINITE: Final = "aborted_nonfinite"
     """Capture aborted on a non-finite value."""
-    FAILED = "failed"
+    FAILED: Final = "failed"
     """The forward pass raised under capture."""
-    UNATTESTED = "unattested"
+    UNATTESTED: Final = "unattested"
     """An intervention left the capture without a verdict."""
-    UNKNOWN = "unknown"
+    UNKNOWN: Final = "unknown"
     """TorchLens recorded no outcome."""
 
 
-CAPTURE_STATUS: tuple[str, ...] = (
+CAPTURE_STATUS: tuple[CaptureStatusName, ...] = (
     "complete",
     "halted",
     "aborted_nonfinite",
@@ -145,18 +194,26 @@ CAPTURE_STATUS_DOC: dict[str, str] = {
 
 # --- vocabulary capture_verdict (schema/vocabularies.schema.json)
 
+CaptureVerdictName: TypeAlias = Literal[
+    "verified",
+    "not_verified",
+    "no_verdict",
+]
+"""A member of the capture_verdict vocabulary (a plain ``str`` at run time)."""
+
+
 class CaptureVerdict:
     """Whether TorchLens' completeness witness verified the capture."""
 
-    VERIFIED = "verified"
+    VERIFIED: Final = "verified"
     """capture_verified is True."""
-    NOT_VERIFIED = "not_verified"
+    NOT_VERIFIED: Final = "not_verified"
     """capture_verified is False."""
-    NO_VERDICT = "no_verdict"
+    NO_VERDICT: Final = "no_verdict"
     """capture_verified is None (the default capture runs no witness)."""
 
 
-CAPTURE_VERDICT: tuple[str, ...] = (
+CAPTURE_VERDICT: tuple[CaptureVerdictName, ...] = (
     "verified",
     "not_verified",
     "no_verdict",
@@ -170,26 +227,38 @@ CAPTURE_VERDICT_DOC: dict[str, str] = {
 
 # --- vocabulary diff_status (schema/vocabularies.schema.json)
 
+DiffStatusName: TypeAlias = Literal[
+    "added",
+    "removed",
+    "unresolved",
+    "excluded_machinery",
+    "unreachable",
+    "zero",
+    "changed",
+]
+"""A member of the diff_status vocabulary (a plain ``str`` at run time)."""
+
+
 class DiffStatus:
     """TorchLens' closed differential status vocabulary."""
 
-    ADDED = "added"
+    ADDED: Final = "added"
     """Only in the subject capture."""
-    REMOVED = "removed"
+    REMOVED: Final = "removed"
     """Only in the reference capture."""
-    UNRESOLVED = "unresolved"
+    UNRESOLVED: Final = "unresolved"
     """Pairing refused (for example different pass counts)."""
-    EXCLUDED_MACHINERY = "excluded_machinery"
+    EXCLUDED_MACHINERY: Final = "excluded_machinery"
     """An engine-inserted op, excluded from comparison."""
-    UNREACHABLE = "unreachable"
+    UNREACHABLE: Final = "unreachable"
     """No payload to compare (structure-only capture)."""
-    ZERO = "zero"
+    ZERO: Final = "zero"
     """Paired and numerically equal."""
-    CHANGED = "changed"
+    CHANGED: Final = "changed"
     """Paired and numerically different."""
 
 
-DIFF_STATUS: tuple[str, ...] = (
+DIFF_STATUS: tuple[DiffStatusName, ...] = (
     "added",
     "removed",
     "unresolved",
@@ -211,16 +280,23 @@ DIFF_STATUS_DOC: dict[str, str] = {
 
 # --- vocabulary baseline_kind (schema/vocabularies.schema.json)
 
+BaselineKindName: TypeAlias = Literal[
+    "trace",
+    "identifier",
+]
+"""A member of the baseline_kind vocabulary (a plain ``str`` at run time)."""
+
+
 class BaselineKind:
     """What the caller passed as baseline=."""
 
-    TRACE = "trace"
+    TRACE: Final = "trace"
     """A reference Trace: per-node diff facts and a JSON summary."""
-    IDENTIFIER = "identifier"
+    IDENTIFIER: Final = "identifier"
     """A string recorded verbatim; no per-node facts."""
 
 
-BASELINE_KIND: tuple[str, ...] = (
+BASELINE_KIND: tuple[BaselineKindName, ...] = (
     "trace",
     "identifier",
 )
@@ -232,24 +308,35 @@ BASELINE_KIND_DOC: dict[str, str] = {
 
 # --- vocabulary node_role (schema/vocabularies.schema.json)
 
+NodeRoleName: TypeAlias = Literal[
+    "op",
+    "layer",
+    "module_call",
+    "buffer",
+    "input",
+    "output",
+]
+"""A member of the node_role vocabulary (a plain ``str`` at run time)."""
+
+
 class NodeRole:
     """What an exported node stands for."""
 
-    OP = "op"
+    OP: Final = "op"
     """One TorchLens op (one pass)."""
-    LAYER = "layer"
+    LAYER: Final = "layer"
     """One TorchLens Layer: every pass of an op merged (rolled view)."""
-    MODULE_CALL = "module_call"
+    MODULE_CALL: Final = "module_call"
     """One call of an nn.Module, drawn as a FunctionProto call (module view)."""
-    BUFFER = "buffer"
+    BUFFER: Final = "buffer"
     """A buffer read or write pseudo-op."""
-    INPUT = "input"
+    INPUT: Final = "input"
     """A model input whose shape is not known (ONNX graph inputs must state one), drawn as a node instead."""
-    OUTPUT = "output"
+    OUTPUT: Final = "output"
     """A model output that needs its own node: it repeats another output, is a model input, or has no statable shape (ONNX graph outputs must state one)."""
 
 
-NODE_ROLE: tuple[str, ...] = (
+NODE_ROLE: tuple[NodeRoleName, ...] = (
     "op",
     "layer",
     "module_call",
@@ -267,48 +354,103 @@ NODE_ROLE_DOC: dict[str, str] = {
 }
 
 
+# --- vocabulary domain (schema/vocabularies.schema.json)
+
+DomainName: TypeAlias = Literal[
+    "ai.torchlens.lossy",
+    "ai.torchlens.module",
+    "ai.torchlens",
+]
+"""A member of the domain vocabulary (a plain ``str`` at run time)."""
+
+
+class Domain:
+    """Domains of the artifact: the ONNX domains its nodes and functions live in, and the ModelProto's own domain."""
+
+    LOSSY: Final = "ai.torchlens.lossy"
+    """Node domain of every op and buffer pseudo-op: a TorchLens op under its captured name, not a runnable ONNX operator (lossy)."""
+    MODULE: Final = "ai.torchlens.module"
+    """Domain of the module view's FunctionProtos and of the nodes that call them (one per module call)."""
+    TORCHLENS: Final = "ai.torchlens"
+    """The ModelProto's own domain (the namespace of the model, not an operator set)."""
+
+
+DOMAIN: tuple[DomainName, ...] = (
+    "ai.torchlens.lossy",
+    "ai.torchlens.module",
+    "ai.torchlens",
+)
+DOMAIN_DOC: dict[str, str] = {
+    "ai.torchlens.lossy": "Node domain of every op and buffer pseudo-op: a TorchLens op under its captured name, not a runnable ONNX operator (lossy).",
+    "ai.torchlens.module": "Domain of the module view's FunctionProtos and of the nodes that call them (one per module call).",
+    "ai.torchlens": "The ModelProto's own domain (the namespace of the model, not an operator set).",
+}
+
+
 # --- vocabulary error_code (schema/vocabularies.schema.json)
+
+ErrorCodeName: TypeAlias = Literal[
+    "not_a_trace",
+    "invalid_granularity",
+    "invalid_buffer_policy",
+    "invalid_depth",
+    "depth_not_applicable",
+    "invalid_option",
+    "invalid_path",
+    "destination_unwritable",
+    "attachment_needs_path",
+    "netron_attachment_invalid",
+    "netron_serve_unavailable",
+    "invalid_baseline",
+    "baseline_refused",
+    "trace_unreadable",
+    "artifact_invalid",
+    "serve_address_unavailable",
+    "companion_mismatch",
+]
+"""A member of the error_code vocabulary (a plain ``str`` at run time)."""
+
 
 class ErrorCode:
     """Stable codes of tlnetron's typed refusals (tlnetron.TlnetronError.code)."""
 
-    NOT_A_TRACE = "not_a_trace"
+    NOT_A_TRACE: Final = "not_a_trace"
     """The subject is not a TorchLens Trace."""
-    INVALID_GRANULARITY = "invalid_granularity"
+    INVALID_GRANULARITY: Final = "invalid_granularity"
     """granularity is not one of the granularity vocabulary."""
-    INVALID_BUFFER_POLICY = "invalid_buffer_policy"
+    INVALID_BUFFER_POLICY: Final = "invalid_buffer_policy"
     """show_buffers is not one of the buffer policy vocabulary."""
-    INVALID_DEPTH = "invalid_depth"
+    INVALID_DEPTH: Final = "invalid_depth"
     """depth is not a positive integer."""
-    DEPTH_NOT_APPLICABLE = "depth_not_applicable"
+    DEPTH_NOT_APPLICABLE: Final = "depth_not_applicable"
     """depth was given with a granularity that does not group by module depth."""
-    INVALID_OPTION = "invalid_option"
+    INVALID_OPTION: Final = "invalid_option"
     """Another keyword has a value of the wrong kind."""
-    INVALID_PATH = "invalid_path"
+    INVALID_PATH: Final = "invalid_path"
     """The destination path does not end in .json or names a directory."""
-    DESTINATION_UNWRITABLE = "destination_unwritable"
+    DESTINATION_UNWRITABLE: Final = "destination_unwritable"
     """The destination folder does not exist or cannot be written."""
-    ATTACHMENT_NEEDS_PATH = "attachment_needs_path"
+    ATTACHMENT_NEEDS_PATH: Final = "attachment_needs_path"
     """attachment=True with no file for the companion to sit beside (path=None)."""
-    NETRON_ATTACHMENT_INVALID = "netron_attachment_invalid"
+    NETRON_ATTACHMENT_INVALID: Final = "netron_attachment_invalid"
     """A companion row that Netron would silently drop or never show."""
-    NETRON_SERVE_UNAVAILABLE = "netron_serve_unavailable"
+    NETRON_SERVE_UNAVAILABLE: Final = "netron_serve_unavailable"
     """serve=True without the netron extra installed."""
-    INVALID_BASELINE = "invalid_baseline"
+    INVALID_BASELINE: Final = "invalid_baseline"
     """baseline is not a Trace or a string, or is the subject itself."""
-    BASELINE_REFUSED = "baseline_refused"
+    BASELINE_REFUSED: Final = "baseline_refused"
     """TorchLens refused to compare the subject with the baseline."""
-    TRACE_UNREADABLE = "trace_unreadable"
+    TRACE_UNREADABLE: Final = "trace_unreadable"
     """The trace lacks something the exporter needs, or a saved trace could not be loaded."""
-    ARTIFACT_INVALID = "artifact_invalid"
+    ARTIFACT_INVALID: Final = "artifact_invalid"
     """The built artifact failed the ONNX checker or a schema (a bug: please report it)."""
-    SERVE_ADDRESS_UNAVAILABLE = "serve_address_unavailable"
+    SERVE_ADDRESS_UNAVAILABLE: Final = "serve_address_unavailable"
     """The address to serve on is not an IP address of this machine, is a wildcard, or its port is taken."""
-    COMPANION_MISMATCH = "companion_mismatch"
+    COMPANION_MISMATCH: Final = "companion_mismatch"
     """The companion given with an artifact was written by another export (their export ids differ): serving them together would show another model's numbers."""
 
 
-ERROR_CODE: tuple[str, ...] = (
+ERROR_CODE: tuple[ErrorCodeName, ...] = (
     "not_a_trace",
     "invalid_granularity",
     "invalid_buffer_policy",
@@ -350,28 +492,41 @@ ERROR_CODE_DOC: dict[str, str] = {
 
 # --- vocabulary warning_code (schema/vocabularies.schema.json)
 
+WarningCodeName: TypeAlias = Literal[
+    "legibility_budget_exceeded",
+    "dtype_not_representable",
+    "capture_incomplete",
+    "netron_filename_shadowed",
+    "function_limit_inlined",
+    "onnx_checker_quadratic",
+    "serve_beyond_loopback",
+    "netron_app_expired",
+]
+"""A member of the warning_code vocabulary (a plain ``str`` at run time)."""
+
+
 class WarningCode:
     """Stable codes of tlnetron's warnings (tlnetron.TlnetronWarning.code)."""
 
-    LEGIBILITY_BUDGET_EXCEEDED = "legibility_budget_exceeded"
+    LEGIBILITY_BUDGET_EXCEEDED: Final = "legibility_budget_exceeded"
     """The root graph is deeper than about 27 ranks: Netron draws a rope."""
-    DTYPE_NOT_REPRESENTABLE = "dtype_not_representable"
+    DTYPE_NOT_REPRESENTABLE: Final = "dtype_not_representable"
     """A tensor dtype has no ONNX element type; its edges stay untyped and say why."""
-    CAPTURE_INCOMPLETE = "capture_incomplete"
+    CAPTURE_INCOMPLETE: Final = "capture_incomplete"
     """The trace's capture outcome is not complete: the artifact shows what was captured."""
-    NETRON_FILENAME_SHADOWED = "netron_filename_shadowed"
+    NETRON_FILENAME_SHADOWED: Final = "netron_filename_shadowed"
     """The file name is one Netron hands to another format's reader first."""
-    FUNCTION_LIMIT_INLINED = "function_limit_inlined"
+    FUNCTION_LIMIT_INLINED: Final = "function_limit_inlined"
     """The module view has more module calls than the ONNX checker allows functions (10,000); the deepest calls are drawn inline and counted in torchlens.inlined_call_count."""
-    ONNX_CHECKER_QUADRATIC = "onnx_checker_quadratic"
+    ONNX_CHECKER_QUADRATIC: Final = "onnx_checker_quadratic"
     """The installed onnx (1.23 so far) full-checks model-local functions in time that grows with the square of their number, and this module view has thousands: the check dominates the export. onnx 1.22.0 runs the same check in linear time. About the exporter's environment, not the artifact: never recorded in it."""
-    SERVE_BEYOND_LOOPBACK = "serve_beyond_loopback"
+    SERVE_BEYOND_LOOPBACK: Final = "serve_beyond_loopback"
     """tlnetron serve was bound to an address other machines can reach: anyone who reaches it can read the model."""
-    NETRON_APP_EXPIRED = "netron_app_expired"
+    NETRON_APP_EXPIRED: Final = "netron_app_expired"
     """The installed Netron web app is more than 180 days past its build date and will only ask to be updated."""
 
 
-WARNING_CODE: tuple[str, ...] = (
+WARNING_CODE: tuple[WarningCodeName, ...] = (
     "legibility_budget_exceeded",
     "dtype_not_representable",
     "capture_incomplete",
@@ -395,26 +550,38 @@ WARNING_CODE_DOC: dict[str, str] = {
 
 # --- vocabulary validation_code (schema/vocabularies.schema.json)
 
+ValidationCodeName: TypeAlias = Literal[
+    "json_invalid",
+    "proto_parse_failed",
+    "netron_unreadable",
+    "onnx_checker_failed",
+    "metadata_invalid",
+    "netron_attachment_invalid",
+    "companion_mismatch",
+]
+"""A member of the validation_code vocabulary (a plain ``str`` at run time)."""
+
+
 class ValidationCode:
     """Codes of problems tlnetron validate reports, one line each."""
 
-    JSON_INVALID = "json_invalid"
+    JSON_INVALID: Final = "json_invalid"
     """The file is not JSON."""
-    PROTO_PARSE_FAILED = "proto_parse_failed"
+    PROTO_PARSE_FAILED: Final = "proto_parse_failed"
     """The JSON does not strict-parse into onnx.ModelProto."""
-    NETRON_UNREADABLE = "netron_unreadable"
+    NETRON_UNREADABLE: Final = "netron_unreadable"
     """Netron's ProtoReader would not take the file (snake_case keys or no detection key)."""
-    ONNX_CHECKER_FAILED = "onnx_checker_failed"
+    ONNX_CHECKER_FAILED: Final = "onnx_checker_failed"
     """onnx.checker.check_model(full_check=True) rejected the model."""
-    METADATA_INVALID = "metadata_invalid"
+    METADATA_INVALID: Final = "metadata_invalid"
     """A tlnetron metadata row does not match its schema."""
-    NETRON_ATTACHMENT_INVALID = "netron_attachment_invalid"
+    NETRON_ATTACHMENT_INVALID: Final = "netron_attachment_invalid"
     """A companion row Netron would drop or never show."""
-    COMPANION_MISMATCH = "companion_mismatch"
+    COMPANION_MISMATCH: Final = "companion_mismatch"
     """The companion belongs to another export: its torchlens.export_id differs from the artifact's (or, when only one of the two files has an id, most of its rows target names the artifact does not show). Reported once, instead of one line per row."""
 
 
-VALIDATION_CODE: tuple[str, ...] = (
+VALIDATION_CODE: tuple[ValidationCodeName, ...] = (
     "json_invalid",
     "proto_parse_failed",
     "netron_unreadable",
@@ -436,82 +603,122 @@ VALIDATION_CODE_DOC: dict[str, str] = {
 
 # --- vocabulary companion_row (schema/vocabularies.schema.json)
 
+CompanionRowName: TypeAlias = Literal[
+    "observed µs",
+    "estimated FLOPs",
+    "captured bytes",
+    "inclusive µs",
+    "inclusive FLOPs",
+    "inclusive bytes",
+    "inclusive ops",
+    "all-pass µs",
+    "per-pass µs",
+    "all-pass FLOPs",
+    "all-pass bytes",
+    "passes",
+    "share of time",
+    "share of FLOPs",
+    "Σ observed µs",
+    "Σ FLOPs (est.)",
+    "Σ captured bytes",
+    "exported nodes",
+    "torchlens.export_id",
+    "companion of",
+    "generated by",
+    "torchlens.diff.status",
+    "torchlens.diff.max_abs_delta",
+    "torchlens.diff.reference_label",
+    "torchlens.diff.verdict",
+    "torchlens.diff.detail",
+    "torchlens.diff.row_counts",
+    "min",
+    "max",
+    "mean",
+    "std",
+    "NaN count",
+    "Inf count",
+    "zero fraction",
+    "first non-finite output",
+]
+"""A member of the companion_row vocabulary (a plain ``str`` at run time)."""
+
+
 class CompanionRow:
     """Row names tlnetron writes in the companion. Units sit in the name (Netron shows a row's type only when expanded) and names stay short enough for Netron's sidebar name column (about 16 characters); the node's metadata text says the rest (observed, estimated, captured, inclusive)."""
 
-    OBSERVED_US = "observed µs"
+    OBSERVED_US: Final = "observed µs"
     """Node metric: observed wall time of the op's call, microseconds."""
-    ESTIMATED_FLOPS = "estimated FLOPs"
+    ESTIMATED_FLOPS: Final = "estimated FLOPs"
     """Node metric: TorchLens' forward FLOP estimate; absent when no rule applies."""
-    CAPTURED_BYTES = "captured bytes"
+    CAPTURED_BYTES: Final = "captured bytes"
     """Node metric: bytes of the captured output tensor."""
-    INCLUSIVE_US = "inclusive µs"
+    INCLUSIVE_US: Final = "inclusive µs"
     """Module-call metric: observed time of every op inside the call, microseconds."""
-    INCLUSIVE_FLOPS = "inclusive FLOPs"
+    INCLUSIVE_FLOPS: Final = "inclusive FLOPs"
     """Module-call metric: estimated FLOPs of every op inside that has an estimate."""
-    INCLUSIVE_BYTES = "inclusive bytes"
+    INCLUSIVE_BYTES: Final = "inclusive bytes"
     """Module-call metric: captured bytes of every op inside."""
-    INCLUSIVE_OPS = "inclusive ops"
+    INCLUSIVE_OPS: Final = "inclusive ops"
     """Module-call metric: ops inside the call (after the buffer policy)."""
-    ALL_PASS_US = "all-pass µs"
+    ALL_PASS_US: Final = "all-pass µs"
     """Rolled-node metric: observed time summed over the layer's passes."""
-    PER_PASS_US = "per-pass µs"
+    PER_PASS_US: Final = "per-pass µs"
     """Rolled-node metric: the all-passes time divided by the number of passes."""
-    ALL_PASS_FLOPS = "all-pass FLOPs"
+    ALL_PASS_FLOPS: Final = "all-pass FLOPs"
     """Rolled-node metric: estimated FLOPs summed over passes."""
-    ALL_PASS_BYTES = "all-pass bytes"
+    ALL_PASS_BYTES: Final = "all-pass bytes"
     """Rolled-node metric: captured bytes summed over passes."""
-    PASSES = "passes"
+    PASSES: Final = "passes"
     """Rolled-node metric: how many passes the layer ran."""
-    SHARE_OF_TIME = "share of time"
+    SHARE_OF_TIME: Final = "share of time"
     """Module-call metadata: the call's inclusive observed time as a percentage of the model's summed op time."""
-    SHARE_OF_FLOPS = "share of FLOPs"
+    SHARE_OF_FLOPS: Final = "share of FLOPs"
     """Module-call metadata: the call's inclusive estimated FLOPs as a percentage of the model's total estimate."""
-    SUM_OBSERVED_US = "Σ observed µs"
+    SUM_OBSERVED_US: Final = "Σ observed µs"
     """Model metric: observed op wall times summed (not the forward's wall time)."""
-    SUM_FLOPS_EST = "Σ FLOPs (est.)"
+    SUM_FLOPS_EST: Final = "Σ FLOPs (est.)"
     """Model metric: estimated forward FLOPs summed over ops with an estimate."""
-    SUM_CAPTURED_BYTES = "Σ captured bytes"
+    SUM_CAPTURED_BYTES: Final = "Σ captured bytes"
     """Model metric: captured output-tensor bytes summed over ops."""
-    EXPORTED_NODES = "exported nodes"
+    EXPORTED_NODES: Final = "exported nodes"
     """Model metric: nodes in the artifact's root graph and function bodies."""
-    TORCHLENS_EXPORT_ID = "torchlens.export_id"
+    TORCHLENS_EXPORT_ID: Final = "torchlens.export_id"
     """Model metadata: the export id, the same as the artifact's torchlens.export_id model metadata; in Netron it overrides that row in place (it is the same name)."""
-    COMPANION_OF = "companion of"
+    COMPANION_OF: Final = "companion of"
     """Model metadata: the artifact file this companion belongs to."""
-    GENERATED_BY = "generated by"
+    GENERATED_BY: Final = "generated by"
     """Model metadata: tlnetron and the schema version that wrote the companion."""
-    TORCHLENS_DIFF_STATUS = "torchlens.diff.status"
+    TORCHLENS_DIFF_STATUS: Final = "torchlens.diff.status"
     """Diff (node metadata): the TorchLens differential status of the node's op."""
-    TORCHLENS_DIFF_MAX_ABS_DELTA = "torchlens.diff.max_abs_delta"
+    TORCHLENS_DIFF_MAX_ABS_DELTA: Final = "torchlens.diff.max_abs_delta"
     """Diff (node metric): largest absolute difference against the baseline."""
-    TORCHLENS_DIFF_REFERENCE_LABEL = "torchlens.diff.reference_label"
+    TORCHLENS_DIFF_REFERENCE_LABEL: Final = "torchlens.diff.reference_label"
     """Diff (node metadata): the paired op label in the baseline."""
-    TORCHLENS_DIFF_VERDICT = "torchlens.diff.verdict"
+    TORCHLENS_DIFF_VERDICT: Final = "torchlens.diff.verdict"
     """Diff (node metadata): how TorchLens paired the op."""
-    TORCHLENS_DIFF_DETAIL = "torchlens.diff.detail"
+    TORCHLENS_DIFF_DETAIL: Final = "torchlens.diff.detail"
     """Diff (node metadata): TorchLens' detail text."""
-    TORCHLENS_DIFF_ROW_COUNTS = "torchlens.diff.row_counts"
+    TORCHLENS_DIFF_ROW_COUNTS: Final = "torchlens.diff.row_counts"
     """Diff (module-call or rolled node metadata): diff row counts over the ops inside, by status."""
-    MIN = "min"
+    MIN: Final = "min"
     """Value metric: the smallest finite element of the captured tensor (an exact integer for integer dtypes; 0 or 1 for bool); absent for complex tensors and when no element is finite."""
-    MAX = "max"
+    MAX: Final = "max"
     """Value metric: the largest finite element of the captured tensor (an exact integer for integer dtypes; 0 or 1 for bool); absent for complex tensors and when no element is finite."""
-    MEAN = "mean"
+    MEAN: Final = "mean"
     """Value metric: the mean of the captured tensor's finite elements (NaN and Inf left out; for bool, the fraction of True); absent for complex tensors and when no element is finite."""
-    STD = "std"
+    STD: Final = "std"
     """Value metric: the population standard deviation (correction 0) of the captured tensor's finite elements; absent for bool and complex tensors and when no element is finite."""
-    NAN_COUNT = "NaN count"
+    NAN_COUNT: Final = "NaN count"
     """Value metric: elements of the captured tensor that are NaN (a complex element counts when either part is)."""
-    INF_COUNT = "Inf count"
+    INF_COUNT: Final = "Inf count"
     """Value metric: elements of the captured tensor that are +Inf or -Inf (a complex element counts when either part is)."""
-    ZERO_FRACTION = "zero fraction"
+    ZERO_FRACTION: Final = "zero fraction"
     """Value metric: the share of the captured tensor's elements equal to zero (False for bool), from 0 to 1; absent for an empty tensor."""
-    FIRST_NON_FINITE_OUTPUT = "first non-finite output"
+    FIRST_NON_FINITE_OUTPUT: Final = "first non-finite output"
     """Model metric: the first op, in execution order, whose captured output holds a NaN or an Inf; absent when every captured output is finite."""
 
 
-COMPANION_ROW: tuple[str, ...] = (
+COMPANION_ROW: tuple[CompanionRowName, ...] = (
     "observed µs",
     "estimated FLOPs",
     "captured bytes",
@@ -587,69 +794,111 @@ COMPANION_ROW_DOC: dict[str, str] = {
 }
 
 
+# --- companion (schema/companion.schema.json)
+
+COMPANION_SIGNATURE: Final = "netron:attachment"
+"""The ``signature`` every companion carries (its ``const`` in the schema)."""
+
+
 # --- model metadata (schema/model-metadata.schema.json)
+
+MetaKeyName: TypeAlias = Literal[
+    "torchlens.disclaimer",
+    "torchlens.schema_version",
+    "torchlens.export_id",
+    "torchlens.capture_outcome",
+    "torchlens.capture_outcome_reason",
+    "torchlens.capture_verified",
+    "torchlens.structure_only",
+    "torchlens.trace_state",
+    "torchlens.granularity",
+    "torchlens.depth",
+    "torchlens.depth_reason",
+    "torchlens.inlined_call_count",
+    "torchlens.show_buffers",
+    "torchlens.hidden_buffer_count",
+    "torchlens.hidden_op_count",
+    "torchlens.side_op_count",
+    "torchlens.node_count",
+    "torchlens.edge_count",
+    "torchlens.function_count",
+    "torchlens.omitted_value_count",
+    "torchlens.trace_op_count",
+    "torchlens.interventions",
+    "torchlens.warnings",
+    "torchlens.root_ranks",
+    "torchlens.observed_duration_total",
+    "torchlens.estimated_flops_total",
+    "torchlens.captured_bytes_total",
+    "torchlens.baseline_kind",
+    "torchlens.baseline",
+    "torchlens.torchlens_version",
+    "torchlens.torch_version",
+]
+"""A model metadata key (a plain ``str`` at run time)."""
+
 
 class MetaKey:
     """Keys of the artifact's model metadataProps."""
 
-    DISCLAIMER = "torchlens.disclaimer"
+    DISCLAIMER: Final = "torchlens.disclaimer"
     """Says the artifact is a picture of a trace, not a runnable model."""
-    SCHEMA_VERSION = "torchlens.schema_version"
+    SCHEMA_VERSION: Final = "torchlens.schema_version"
     """Version of these schemas the artifact was validated against."""
-    EXPORT_ID = "torchlens.export_id"
+    EXPORT_ID: Final = "torchlens.export_id"
     """The export id: 32 lowercase hex digits, the same in the artifact and in the companion the same export wrote (its model row of this name), so a pair can be matched. The first 32 hex digits of the sha256 of the artifact's bytes followed by the companion's bytes (the artifact's alone when no companion was written), each with this id replaced by 32 '0' characters: identical exports get identical ids. Absent from files written before tlnetron wrote it and by other tools."""
-    CAPTURE_OUTCOME = "torchlens.capture_outcome"
-    CAPTURE_OUTCOME_REASON = "torchlens.capture_outcome_reason"
+    CAPTURE_OUTCOME: Final = "torchlens.capture_outcome"
+    CAPTURE_OUTCOME_REASON: Final = "torchlens.capture_outcome_reason"
     """TorchLens' reason for a capture outcome other than complete."""
-    CAPTURE_VERIFIED = "torchlens.capture_verified"
-    STRUCTURE_ONLY = "torchlens.structure_only"
+    CAPTURE_VERIFIED: Final = "torchlens.capture_verified"
+    STRUCTURE_ONLY: Final = "torchlens.structure_only"
     """True when shapes are hypotheses (no payloads captured)."""
-    TRACE_STATE = "torchlens.trace_state"
+    TRACE_STATE: Final = "torchlens.trace_state"
     """TorchLens' TraceState when it is not pristine."""
-    GRANULARITY = "torchlens.granularity"
-    DEPTH = "torchlens.depth"
+    GRANULARITY: Final = "torchlens.granularity"
+    DEPTH: Final = "torchlens.depth"
     """Module depth the root graph groups at (module view only)."""
-    DEPTH_REASON = "torchlens.depth_reason"
+    DEPTH_REASON: Final = "torchlens.depth_reason"
     """Why the module view grouped at this depth."""
-    INLINED_CALL_COUNT = "torchlens.inlined_call_count"
+    INLINED_CALL_COUNT: Final = "torchlens.inlined_call_count"
     """Module calls drawn inline (deepest first) to keep the artifact within the ONNX checker's limit of 10,000 local functions; absent when none."""
-    SHOW_BUFFERS = "torchlens.show_buffers"
-    HIDDEN_BUFFER_COUNT = "torchlens.hidden_buffer_count"
+    SHOW_BUFFERS: Final = "torchlens.show_buffers"
+    HIDDEN_BUFFER_COUNT: Final = "torchlens.hidden_buffer_count"
     """Buffer pseudo-ops the buffer policy left out."""
-    HIDDEN_OP_COUNT = "torchlens.hidden_op_count"
+    HIDDEN_OP_COUNT: Final = "torchlens.hidden_op_count"
     """Compute ops the buffer policy left out (counter-update chains)."""
-    SIDE_OP_COUNT = "torchlens.side_op_count"
+    SIDE_OP_COUNT: Final = "torchlens.side_op_count"
     """Module view: compute ops not drawn because none of their results reach a model output or a buffer (side computations such as attention-mask checks); the op view draws them."""
-    NODE_COUNT = "torchlens.node_count"
+    NODE_COUNT: Final = "torchlens.node_count"
     """Nodes in the root graph."""
-    EDGE_COUNT = "torchlens.edge_count"
+    EDGE_COUNT: Final = "torchlens.edge_count"
     """Producer-to-consumer connections in the root graph (graph outputs included)."""
-    FUNCTION_COUNT = "torchlens.function_count"
+    FUNCTION_COUNT: Final = "torchlens.function_count"
     """FunctionProtos in the artifact."""
-    OMITTED_VALUE_COUNT = "torchlens.omitted_value_count"
+    OMITTED_VALUE_COUNT: Final = "torchlens.omitted_value_count"
     """Values left untyped (no single shape and dtype to state); each is explained on its producer."""
-    TRACE_OP_COUNT = "torchlens.trace_op_count"
+    TRACE_OP_COUNT: Final = "torchlens.trace_op_count"
     """Compute ops in the trace (TorchLens' num_ops)."""
-    INTERVENTIONS = "torchlens.interventions"
+    INTERVENTIONS: Final = "torchlens.interventions"
     """TorchLens' intervention audit rows; empty when the trace was never edited."""
-    WARNINGS = "torchlens.warnings"
+    WARNINGS: Final = "torchlens.warnings"
     """Codes of the warnings this export raised."""
-    ROOT_RANKS = "torchlens.root_ranks"
+    ROOT_RANKS: Final = "torchlens.root_ranks"
     """Longest path (in nodes) through the root graph; the legibility budget is about 27."""
-    OBSERVED_DURATION_TOTAL = "torchlens.observed_duration_total"
+    OBSERVED_DURATION_TOTAL: Final = "torchlens.observed_duration_total"
     """Sum of observed op wall times, worded with its unit."""
-    ESTIMATED_FLOPS_TOTAL = "torchlens.estimated_flops_total"
+    ESTIMATED_FLOPS_TOTAL: Final = "torchlens.estimated_flops_total"
     """Sum of estimated forward FLOPs over ops that have an estimate, worded."""
-    CAPTURED_BYTES_TOTAL = "torchlens.captured_bytes_total"
+    CAPTURED_BYTES_TOTAL: Final = "torchlens.captured_bytes_total"
     """Sum of captured output-tensor bytes, worded."""
-    BASELINE_KIND = "torchlens.baseline_kind"
-    BASELINE = "torchlens.baseline"
+    BASELINE_KIND: Final = "torchlens.baseline_kind"
+    BASELINE: Final = "torchlens.baseline"
     """A string baseline verbatim (baseline_kind identifier) or the diff summary (baseline_kind trace; JSON text described by baseline-summary.schema.json)."""
-    TORCHLENS_VERSION = "torchlens.torchlens_version"
-    TORCH_VERSION = "torchlens.torch_version"
+    TORCHLENS_VERSION: Final = "torchlens.torchlens_version"
+    TORCH_VERSION: Final = "torchlens.torch_version"
 
 
-MODEL_METADATA_KEYS: tuple[str, ...] = (
+MODEL_METADATA_KEYS: tuple[MetaKeyName, ...] = (
     "torchlens.disclaimer",
     "torchlens.schema_version",
     "torchlens.export_id",
@@ -682,7 +931,7 @@ MODEL_METADATA_KEYS: tuple[str, ...] = (
     "torchlens.torchlens_version",
     "torchlens.torch_version",
 )
-MODEL_METADATA_REQUIRED: tuple[str, ...] = (
+MODEL_METADATA_REQUIRED: tuple[MetaKeyName, ...] = (
     "torchlens.disclaimer",
     "torchlens.schema_version",
     "torchlens.capture_outcome",
@@ -756,42 +1005,64 @@ MODEL_METADATA_DOC: dict[str, str] = {
 
 # --- node attributes and metadata (schema/node-properties.schema.json)
 
+NodeAttrName: TypeAlias = Literal[
+    "function",
+    "module_path",
+    "class_name",
+    "call_index",
+    "num_params",
+    "params",
+    "layer",
+    "pass",
+    "passes",
+    "multi_output_index",
+    "buffer_address",
+    "buffer_access",
+    "untyped_output",
+    "shape_variants",
+    "dtype_variants",
+    "recurrence",
+    "hidden",
+]
+"""A node attribute name (a plain ``str`` at run time)."""
+
+
 class NodeAttr:
     """Names of the attributes an exported NodeProto may carry."""
 
-    FUNCTION = "function"
+    FUNCTION: Final = "function"
     """The torch function TorchLens wrapped (qualified name)."""
-    MODULE_PATH = "module_path"
+    MODULE_PATH: Final = "module_path"
     """Address of the innermost module (op) or of the called module (module call). Deliberately not named module."""
-    CLASS_NAME = "class_name"
+    CLASS_NAME: Final = "class_name"
     """The nn.Module class of a module call."""
-    CALL_INDEX = "call_index"
+    CALL_INDEX: Final = "call_index"
     """Which call of the module this node draws (1-based)."""
-    NUM_PARAMS = "num_params"
+    NUM_PARAMS: Final = "num_params"
     """Parameter elements feeding the op, or owned by the called module including submodules. Absent when none."""
-    PARAMS = "params"
+    PARAMS: Final = "params"
     """Parameters feeding the op with their shapes."""
-    LAYER = "layer"
+    LAYER: Final = "layer"
     """TorchLens layer label (rolled identity) when it differs from the node name."""
-    PASS = "pass"
+    PASS: Final = "pass"
     """Pass index of this op within its layer, when the layer ran more than once."""
-    PASSES = "passes"
+    PASSES: Final = "passes"
     """How many passes the layer ran (shown when more than one)."""
-    MULTI_OUTPUT_INDEX = "multi_output_index"
+    MULTI_OUTPUT_INDEX: Final = "multi_output_index"
     """Position of this output among the outputs of one multi-output call."""
-    BUFFER_ADDRESS = "buffer_address"
+    BUFFER_ADDRESS: Final = "buffer_address"
     """Address of the buffer a buffer pseudo-op reads or writes."""
-    BUFFER_ACCESS = "buffer_access"
+    BUFFER_ACCESS: Final = "buffer_access"
     """Whether a buffer pseudo-op reads or writes the buffer."""
-    UNTYPED_OUTPUT = "untyped_output"
+    UNTYPED_OUTPUT: Final = "untyped_output"
     """Why the output edge carries no shape (a dtype with no ONNX element type, or shapes that differ across passes)."""
-    SHAPE_VARIANTS = "shape_variants"
+    SHAPE_VARIANTS: Final = "shape_variants"
     """Rolled view: the output shape of each pass, when passes disagree."""
-    DTYPE_VARIANTS = "dtype_variants"
+    DTYPE_VARIANTS: Final = "dtype_variants"
     """Rolled view: the output dtype of each pass, when passes disagree."""
-    RECURRENCE = "recurrence"
+    RECURRENCE: Final = "recurrence"
     """Rolled view: feedback from later passes, disclosed instead of drawn (a drawn feedback edge is a cycle the checker rejects)."""
-    HIDDEN = "hidden"
+    HIDDEN: Final = "hidden"
     """What the buffer policy left out inside a module call."""
 
 
@@ -836,34 +1107,53 @@ NODE_ATTRIBUTE_DOC: dict[str, str] = {
 }
 
 
+NodeMetaName: TypeAlias = Literal[
+    "input_names",
+    "observed_duration",
+    "estimated_flops",
+    "captured_bytes",
+    "inclusive_time",
+    "inclusive_flops",
+    "inclusive_bytes",
+    "inclusive_ops",
+    "torchlens.diff.status",
+    "torchlens.diff.max_abs_delta",
+    "torchlens.diff.reference_label",
+    "torchlens.diff.verdict",
+    "torchlens.diff.detail",
+    "torchlens.diff.row_counts",
+]
+"""A node metadata key (a plain ``str`` at run time)."""
+
+
 class NodeMeta:
     """Keys of an exported NodeProto's metadataProps."""
 
-    INPUT_NAMES = "input_names"
+    INPUT_NAMES: Final = "input_names"
     """Netron's input port naming hook (Python list repr, single quotes); Netron consumes it."""
-    OBSERVED_DURATION = "observed_duration"
+    OBSERVED_DURATION: Final = "observed_duration"
     """Observed wall time of the wrapped call (rolled view: summed over passes, per-pass time beside it), worded with its unit."""
-    ESTIMATED_FLOPS = "estimated_flops"
+    ESTIMATED_FLOPS: Final = "estimated_flops"
     """Estimated forward FLOPs (TorchLens' rule); absent when no rule applies."""
-    CAPTURED_BYTES = "captured_bytes"
+    CAPTURED_BYTES: Final = "captured_bytes"
     """Bytes of the captured output tensor."""
-    INCLUSIVE_TIME = "inclusive_time"
+    INCLUSIVE_TIME: Final = "inclusive_time"
     """Module call: observed time of every op inside, inclusive."""
-    INCLUSIVE_FLOPS = "inclusive_flops"
+    INCLUSIVE_FLOPS: Final = "inclusive_flops"
     """Module call: estimated FLOPs of every op inside, inclusive."""
-    INCLUSIVE_BYTES = "inclusive_bytes"
+    INCLUSIVE_BYTES: Final = "inclusive_bytes"
     """Module call: captured bytes of every op inside, inclusive."""
-    INCLUSIVE_OPS = "inclusive_ops"
+    INCLUSIVE_OPS: Final = "inclusive_ops"
     """Module call: ops inside, inclusive."""
-    DIFF_STATUS = "torchlens.diff.status"
-    DIFF_MAX_ABS_DELTA = "torchlens.diff.max_abs_delta"
-    DIFF_REFERENCE_LABEL = "torchlens.diff.reference_label"
-    DIFF_VERDICT = "torchlens.diff.verdict"
-    DIFF_DETAIL = "torchlens.diff.detail"
-    DIFF_ROW_COUNTS = "torchlens.diff.row_counts"
+    DIFF_STATUS: Final = "torchlens.diff.status"
+    DIFF_MAX_ABS_DELTA: Final = "torchlens.diff.max_abs_delta"
+    DIFF_REFERENCE_LABEL: Final = "torchlens.diff.reference_label"
+    DIFF_VERDICT: Final = "torchlens.diff.verdict"
+    DIFF_DETAIL: Final = "torchlens.diff.detail"
+    DIFF_ROW_COUNTS: Final = "torchlens.diff.row_counts"
 
 
-NODE_METADATA_KEYS: tuple[str, ...] = (
+NODE_METADATA_KEYS: tuple[NodeMetaName, ...] = (
     "input_names",
     "observed_duration",
     "estimated_flops",
@@ -898,3 +1188,179 @@ NODE_METADATA_DOC: dict[str, str] = {
 
 NODE_TEXT_MAX_LENGTH = 2000
 """Longest text a node attribute or metadata value may hold (``maxLength``)."""
+
+
+# --- metric table (x-tlnetron-metrics of schema/vocabularies.schema.json)
+
+MetricFactName: TypeAlias = Literal["duration_s", "flops", "nbytes", "op_count"]
+"""A fact the metric table words (a field of tlnetron's ``Facts``)."""
+
+MetricFormatName: TypeAlias = Literal["duration", "flops", "bytes", "count"]
+"""How a metric's ``{value}`` is written: ``duration`` (seconds, as tlnetron words a
+time), ``flops``, ``bytes`` or ``count`` (a grouped integer)."""
+
+CompanionValueName: TypeAlias = Literal["microseconds", "count"]
+"""What a metric's companion row holds: ``microseconds`` (the value, in seconds, as
+microseconds) or ``count`` (the value as it is)."""
+
+
+class NodeWording(NamedTuple):
+    """How a fact is worded on one op node (scope ``op``) or rolled node (scope ``passes``).
+
+    ``text.format(value=..., raw=..., passes=..., per_pass=...)`` is the value of node
+    metadata key ``node_meta``; ``rows[0]`` is the companion row holding the value and, in
+    the ``passes`` scope, ``rows[1]`` (when present) holds the value divided by the passes.
+    """
+
+    node_meta: NodeMetaName
+    text: str
+    rows: tuple[CompanionRowName, ...]
+
+
+class InclusiveWording(NamedTuple):
+    """How a fact is worded on a module call (every op inside it).
+
+    ``text.format(value=..., raw=..., unknown_flops_note=...)`` is the value of node
+    metadata key ``node_meta``; ``rows[0]`` is the companion row holding the value;
+    ``share_row`` (None: no share) the companion row holding the call's share of the
+    model's total; ``function_doc.format(value=..., raw=...)`` (None: no phrase) the phrase
+    in the module's FunctionProto docString.
+    """
+
+    node_meta: NodeMetaName
+    text: str
+    rows: tuple[CompanionRowName, ...]
+    share_row: CompanionRowName | None
+    function_doc: str | None
+
+
+class TotalWording(NamedTuple):
+    """How a fact's model total is worded: ``text.format(value=..., raw=...)`` is the value
+    of model metadata key ``model_meta``; ``rows[0]`` is the companion's model row."""
+
+    model_meta: MetaKeyName
+    text: str
+    rows: tuple[CompanionRowName, ...]
+
+
+class Metric(NamedTuple):
+    """How one numeric fact is worded, per scope (None: the fact has no wording there).
+
+    ``fact`` names the field of tlnetron's ``Facts`` that holds it; ``format`` how its
+    ``{value}`` is written; ``companion_value`` what its companion rows hold. In templates,
+    ``{value}`` is the formatted value, ``{raw}`` the bare number (ungrouped), ``{passes}`` the
+    number of passes, ``{per_pass}`` the value divided by the passes (formatted) and
+    ``{unknown_flops_note}`` empty or how many ops inside have no FLOP rule.
+    """
+
+    fact: MetricFactName
+    format: MetricFormatName
+    companion_value: CompanionValueName
+    op: NodeWording | None
+    passes: NodeWording | None
+    inclusive: InclusiveWording | None
+    total: TotalWording | None
+
+
+METRICS: tuple[Metric, ...] = (
+    Metric(
+        fact="duration_s",
+        format="duration",
+        companion_value="microseconds",
+        op=NodeWording(
+            node_meta="observed_duration",
+            text="{value} observed wall time",
+            rows=("observed µs",),
+        ),
+        passes=NodeWording(
+            node_meta="observed_duration",
+            text="{value} observed over {passes} passes ({per_pass} per pass)",
+            rows=("all-pass µs", "per-pass µs"),
+        ),
+        inclusive=InclusiveWording(
+            node_meta="inclusive_time",
+            text="{value} observed, inclusive of every op inside",
+            rows=("inclusive µs",),
+            share_row="share of time",
+            function_doc="{value} observed",
+        ),
+        total=TotalWording(
+            model_meta="torchlens.observed_duration_total",
+            text="{value} (observed op wall times, summed)",
+            rows=("Σ observed µs",),
+        ),
+    ),
+    Metric(
+        fact="flops",
+        format="flops",
+        companion_value="count",
+        op=NodeWording(
+            node_meta="estimated_flops",
+            text="{value} (estimate)",
+            rows=("estimated FLOPs",),
+        ),
+        passes=NodeWording(
+            node_meta="estimated_flops",
+            text="{value} estimated, summed over {passes} passes",
+            rows=("all-pass FLOPs",),
+        ),
+        inclusive=InclusiveWording(
+            node_meta="inclusive_flops",
+            text="{value} estimated, inclusive{unknown_flops_note}",
+            rows=("inclusive FLOPs",),
+            share_row="share of FLOPs",
+            function_doc="{value} estimated",
+        ),
+        total=TotalWording(
+            model_meta="torchlens.estimated_flops_total",
+            text="{value} (estimate, summed over ops with a FLOP rule)",
+            rows=("Σ FLOPs (est.)",),
+        ),
+    ),
+    Metric(
+        fact="nbytes",
+        format="bytes",
+        companion_value="count",
+        op=NodeWording(
+            node_meta="captured_bytes",
+            text="{value} captured output tensor",
+            rows=("captured bytes",),
+        ),
+        passes=NodeWording(
+            node_meta="captured_bytes",
+            text="{value} captured, summed over {passes} passes",
+            rows=("all-pass bytes",),
+        ),
+        inclusive=InclusiveWording(
+            node_meta="inclusive_bytes",
+            text="{value} of captured tensors, inclusive",
+            rows=("inclusive bytes",),
+            share_row=None,
+            function_doc="{value} captured",
+        ),
+        total=TotalWording(
+            model_meta="torchlens.captured_bytes_total",
+            text="{value} (captured output tensors, summed)",
+            rows=("Σ captured bytes",),
+        ),
+    ),
+    Metric(
+        fact="op_count",
+        format="count",
+        companion_value="count",
+        op=None,
+        passes=None,
+        inclusive=InclusiveWording(
+            node_meta="inclusive_ops",
+            text="{value} ops, inclusive",
+            rows=("inclusive ops",),
+            share_row=None,
+            function_doc="{raw} ops",
+        ),
+        total=None,
+    ),
+)
+"""Every numeric fact's wording, in the order rows are written (x-tlnetron-metrics of schema/vocabularies.schema.json)."""
+
+PASSES_ROW: Final = "passes"
+"""The companion row holding a rolled node's number of passes."""
