@@ -1,15 +1,16 @@
 #!/usr/bin/env python
 """Generate src/tlnetron/_generated/ from the JSON Schemas in schema/.
 
-The schemas are the single source of truth. This script writes:
+The schemas are the single source of truth. They live, once, in ``src/tlnetron/schema/``
+(the package data the wheel ships; ``tlnetron.schemas.schema_dir()``); ``schema/`` at the
+repository root is a symlink to that folder. This script writes:
 
 * ``__init__.py``           header only;
 * ``vocab.py``              closed vocabularies, metadata key names and schema facts;
 * ``validate_<name>.py``    one validator per non-vocabulary schema, compiled by
                             ``codegen/compile_schema.py`` (plain Python, no dependency);
 * ``_errors.py``            the exception classes those validators raise;
-* ``_runtime.py``           the helpers the validators share (data paths, JSON equality);
-* ``schemas/*.json``        byte-identical copies of every schema (shipped in the wheel).
+* ``_runtime.py``           the helpers the validators share (data paths, JSON equality).
 
 Usage::
 
@@ -31,14 +32,16 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_SCHEMA_DIR = ROOT / "schema"
+# The real folder (schema/ is a symlink to it): reading it directly works in a checkout
+# made without symlinks too.
+DEFAULT_SCHEMA_DIR = ROOT / "src" / "tlnetron" / "schema"
 DEFAULT_OUT_DIR = ROOT / "src" / "tlnetron" / "_generated"
 
 VOCAB_FILE = "vocabularies.schema.json"
 MODEL_METADATA_FILE = "model-metadata.schema.json"
 NODE_PROPERTIES_FILE = "node-properties.schema.json"
 COMPANION_FILE = "companion.schema.json"
-SHIPPED_SCHEMA_DIR = "_generated/schemas"  # where the wheel's copy lives, relative to the package
+SHIPPED_SCHEMA_DIR = "schema"  # where the schemas live (and ship), relative to the tlnetron package
 KEY_PREFIX = "torchlens."
 SCHEMA_SUFFIX = ".schema.json"
 
@@ -876,7 +879,7 @@ def render_errors() -> str:
 def render(schema_dir: Path) -> dict[str, bytes]:
     """Every generated file: relative path (POSIX) -> exact bytes."""
     schemas = load_schemas(schema_dir)
-    files: dict[str, str | bytes] = {
+    files: dict[str, str] = {
         "__init__.py": "\n".join(header(["schema/*.json (see vocab.py for digests)"])) + "\n",
         "_errors.py": render_errors(),
         "_runtime.py": render_runtime(),
@@ -889,12 +892,7 @@ def render(schema_dir: Path) -> dict[str, bytes]:
         if f"{module}.py" in files:
             raise CodegenError(f"two schemas map to {module}.py")
         files[f"{module}.py"] = render_validator(schemas[name], schemas)
-    for name in sorted(schemas):
-        files[f"schemas/{name}"] = schemas[name].raw
-    return {
-        path: content if isinstance(content, bytes) else content.encode("utf-8")
-        for path, content in sorted(files.items())
-    }
+    return {path: content.encode("utf-8") for path, content in sorted(files.items())}
 
 
 def existing(out_dir: Path) -> set[str]:
@@ -921,7 +919,7 @@ def diff(expected: dict[str, bytes], out_dir: Path) -> tuple[list[str], list[str
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if anything is out of date")
-    parser.add_argument("--schema-dir", type=Path, default=DEFAULT_SCHEMA_DIR, help="default: schema/")
+    parser.add_argument("--schema-dir", type=Path, default=DEFAULT_SCHEMA_DIR, help="default: schema/ (src/tlnetron/schema/)")
     parser.add_argument("--out-dir", type=Path, default=DEFAULT_OUT_DIR, help="default: src/tlnetron/_generated/")
     args = parser.parse_args(argv)
 
@@ -950,6 +948,9 @@ def main(argv: list[str] | None = None) -> int:
     for p in extra:
         (args.out_dir / p).unlink()
         print(f"codegen: removed {p}")
+    for folder in sorted({(args.out_dir / p).parent for p in extra}, key=lambda f: len(f.parts), reverse=True):
+        if folder != args.out_dir and folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()  # a folder its removed files leave empty
     if not (stale or missing or extra):
         print(f"codegen: {len(expected)} generated files already up to date")
     return 0

@@ -1,8 +1,9 @@
 """The published JSON Schemas and the generated validators (stage 4 building block).
 
-The schemas ship inside the wheel (``tlnetron/_generated/schemas``); third-party tools load
-them from :func:`schema_dir` and validate with any draft-07 validator. tlnetron itself runs
-the validators generated from the same files by ``codegen/``.
+The schemas ship inside the wheel, once, as package data (``tlnetron/schema/``; the
+repository's ``schema/`` is a symlink to it); third-party tools load them from
+:func:`schema_dir` and validate with any draft-07 validator. tlnetron itself runs the
+validators generated from the same files by ``codegen/``.
 """
 
 from __future__ import annotations
@@ -84,7 +85,7 @@ def validate_each(schema: str, items: Iterable[Any]) -> None:
 
 def schema_dir() -> Path:
     """Folder of the installed schema files (``*.schema.json``)."""
-    return Path(str(resources.files("tlnetron") / "_generated" / "schemas"))
+    return Path(str(resources.files("tlnetron") / "schema"))
 
 
 def schema_files() -> dict[str, Path]:

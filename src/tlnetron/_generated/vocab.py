@@ -32,7 +32,7 @@ SCHEMA_IDS: dict[str, str] = {
     "node-properties.schema.json": "urn:tlnetron:schema:node-properties:1",
     "vocabularies.schema.json": "urn:tlnetron:schema:vocabularies:1",
 }
-"""Schema file name (in ``_generated/schemas/``) -> its ``$id``."""
+"""Schema file name (in ``schema/``) -> its ``$id``."""
 
 
 # --- vocabulary granularity (schema/vocabularies.schema.json)
