@@ -239,9 +239,10 @@ def check_success(ir: TraceIR | None, outcome: Outcome) -> None:
     assert ("netron_filename_shadowed" in emitted) == shadowed, f"{artifact_name!r}: {sorted(emitted)}"
     assert decoded.get("torchlens.warnings", []) == sorted(set(result.warnings))
     if ir is not None:
+        # Literal words from the spec, not tlnetron's constants: the oracle checks them independently.
         assert decoded["torchlens.capture_outcome"] == ir.honesty.capture_status
         assert ("capture_incomplete" in emitted) == (ir.honesty.capture_status != "complete")
-    if opts["granularity"] == "module" and opts.get("depth") is not None:
+    if opts["granularity"] == "module" and opts.get("depth") is not None:  # the spec's word for the module view
         assert decoded["torchlens.depth"] == opts["depth"]
     _check_export_id(decoded, result, files[artifact_name], files[cname] if expect_companion else None)
 
@@ -288,13 +289,14 @@ def check_success(ir: TraceIR | None, outcome: Outcome) -> None:
     companion = strict_json(ctext)
     errors = list(VALIDATORS["companion"].iter_errors(companion))
     assert not errors, f"companion: {errors[0].message} at {list(errors[0].path)}"
-    assert companion["signature"] == "netron:attachment"
+    assert companion["signature"] == "netron:attachment"  # Netron's own word (reader contract), checked independently
     assert {"kind": "model", "target": "", "name": CompanionRow.COMPANION_OF, "value": artifact_name} in companion["metadata"]
     functions = {f.name for f in model.functions}
     shown_values = shown_in_model(parsed).values
     for section in ("metadata", "metrics"):
         seen: set[tuple[str, str, str]] = set()
         for i, row in enumerate(companion[section]):
+            # Kinds spelled as Netron's reader contract spells them: what each must target is the oracle's own rule.
             kind, target, name = row["kind"], row["target"], row["name"]
             assert kind in COMPANION_KINDS
             if kind == "model":
@@ -384,6 +386,6 @@ def _check_node(where: str, node: onnx.NodeProto) -> None:
     if "input_names" in meta:  # Netron names the ports by position: one name per input
         names = ast.literal_eval(meta["input_names"])
         assert isinstance(names, list) and len(names) == len(node.input), f"{where} node {node.name!r}: input_names {names} for inputs {list(node.input)}"
-    role = "module_call" if node.domain == DOMAIN_MODULE else "op"
+    role = "module_call" if node.domain == DOMAIN_MODULE else "op"  # the schema's roles, spelled independently of tlnetron
     errors = list(VALIDATORS["node-properties"].iter_errors({"role": role, "attributes": attrs, "metadata": meta}))
     assert not errors, f"{where} node {node.name!r}: {errors[0].message} at {list(errors[0].path)}"

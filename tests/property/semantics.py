@@ -23,7 +23,7 @@ import onnx
 from google.protobuf import json_format
 
 from tlnetron._generated.vocab import CompanionRow, NodeAttr
-from tlnetron.ir import ROLE_OUTPUT, Dim, TraceIR
+from tlnetron.ir import ROLE_BUFFER, ROLE_OP, ROLE_OUTPUT, Dim, TraceIR
 
 __all__ = [
     "DOMAIN_LOSSY",
@@ -37,6 +37,7 @@ __all__ = [
     "expected_type",
     "known",
 ]
+# The spec's domains, written here rather than imported: the oracle checks tlnetron's output with them.
 
 DOMAIN_LOSSY = "ai.torchlens.lossy"
 DOMAIN_MODULE = "ai.torchlens.module"
@@ -133,6 +134,7 @@ def check_types(ir: TraceIR, model: onnx.ModelProto, opts: dict[str, Any]) -> No
     and outputs, which ONNX requires to be typed, may carry a *loose* type stating only what
     the trace agrees on (known dims, UNDEFINED element type).
     """
+    # Which views name values after ops, and which policy keeps every pass, are the spec's rules: named literally.
     granularity = opts["granularity"]
     seen: dict[str, list[tuple[tuple[Dim, ...] | None, str | None]]] = {}
     if granularity in ("op", "module"):
@@ -253,6 +255,7 @@ def check_facts(ir: TraceIR, model: onnx.ModelProto, companion: dict[str, Any], 
             if value is None:
                 assert name not in got, f"node {target!r}: a {name!r} row for an absent fact"
             else:
+    # Each view's rows (and the policy keeping every pass) follow the spec's rules: named literally.
                 assert name in got, f"node {target!r}: no {name!r} row (the trace says {value})"
                 assert _close(got[name], value), f"node {target!r}: {name!r} is {got[name]}, the trace says {value}"
 
@@ -369,6 +372,7 @@ def check_views_agree(ir: TraceIR, outcomes: dict[str, Any]) -> None:
     * the rolled view draws one node per layer of those ops;
     * the buffer policy hid the same number of buffers and ops in every view.
     """
+    # What each of the three views must draw is the spec's rule per view: they are named literally.
     models = _models(outcomes)
     if models is None:
         return
@@ -378,14 +382,14 @@ def check_views_agree(ir: TraceIR, outcomes: dict[str, Any]) -> None:
     drawn = set(op_leaves)
     parents = {op.name: op.parents for op in ir.ops}
     # Reaching an output or any buffer, hidden or drawn, through any op.
-    reach = [op.name for op in ir.ops if op.role in ("output", "buffer")]
+    reach = [op.name for op in ir.ops if op.role in (ROLE_OUTPUT, ROLE_BUFFER)]
     live = set(reach)
     while reach:
         for parent in parents[reach.pop()]:
             if parent not in live:
                 live.add(parent)
                 reach.append(parent)
-    side = {op.name for op in ir.ops if op.role == "op" and op.name in drawn and op.name not in live}
+    side = {op.name for op in ir.ops if op.role == ROLE_OP and op.name in drawn and op.name not in live}
     expected = [n for n in op_leaves if n not in side]
     assert sorted(module_leaves) == sorted(expected), (
         f"the module view draws {sorted(set(module_leaves) ^ set(expected))} differently from the op view"

@@ -30,11 +30,12 @@ from hypothesis import strategies as st
 from known_bugs import export_sidestepping
 from oracle import ir_literal, run_export, strict_json
 from strategies import GRANULARITIES, trace_irs
+from tlnetron._generated.vocab import BufferPolicy, CaptureStatus, Granularity, ValidationCode
 from tlnetron import cli
 from tlnetron.ir import Honesty, ModuleCallIR, OpIR, TraceIR
 from tlnetron.validation import Shown, companion_problems, shown_in_model
 
-CODE = "netron_attachment_invalid"
+CODE = ValidationCode.NETRON_ATTACHMENT_INVALID
 
 FIXED = TraceIR(
     ops=(
@@ -48,7 +49,7 @@ FIXED = TraceIR(
         ModuleCallIR("block:1", "block", 1, "Block", None, 20),
         ModuleCallIR("block.fc:1", "block.fc", 1, "Linear", "block:1", 20),
     ),
-    honesty=Honesty(capture_status="complete", verified=True),
+    honesty=Honesty(capture_status=CaptureStatus.COMPLETE, verified=True),
 )
 
 
@@ -160,7 +161,7 @@ def test_every_dropped_row_is_reported(
 ) -> None:
     note(f"ir: {ir_literal(ir)}")
     with tempfile.TemporaryDirectory() as d:
-        ir, outcome = export_sidestepping(ir, Path(d), {"granularity": granularity, "show_buffers": "always"})
+        ir, outcome = export_sidestepping(ir, Path(d), {"granularity": granularity, "show_buffers": BufferPolicy.ALWAYS})
     assume(outcome.error is None and outcome.result is not None and outcome.result.companion_json)
     assert outcome.result is not None and outcome.result.companion_json is not None
     model = json_format.Parse(outcome.result.artifact_json, onnx.ModelProto())
@@ -186,7 +187,7 @@ def test_every_dropped_row_is_reported(
 def fixed_export(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, Any], onnx.ModelProto]:
     # depth=1 keeps block:1 a box (left to itself, the view opens a call holding most of so
     # small a model): its metadata rows are the node rows the mutations break.
-    outcome = run_export(FIXED, tmp_path_factory.mktemp("fixed"), {"granularity": "module", "show_buffers": "meaningful", "depth": 1})
+    outcome = run_export(FIXED, tmp_path_factory.mktemp("fixed"), {"granularity": Granularity.MODULE, "show_buffers": BufferPolicy.MEANINGFUL, "depth": 1})
     assert outcome.error is None and outcome.result is not None and outcome.result.companion_json is not None, outcome.error
     model = json_format.Parse(outcome.result.artifact_json, onnx.ModelProto())
     return outcome.result.artifact_json, strict_json(outcome.result.companion_json), model

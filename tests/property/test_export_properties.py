@@ -37,6 +37,7 @@ from oracle import (
 )
 from semantics import check_view_totals_agree, check_views_agree
 from strategies import BUFFER_POLICIES, GRANULARITIES, export_options, trace_irs
+from tlnetron._generated.vocab import BufferPolicy, CaptureStatus, Granularity
 from tlnetron import TlnetronWarning
 from tlnetron.ir import ROLE_INPUT, ROLE_OUTPUT, Honesty, ModuleCallIR, OpIR, TraceIR
 
@@ -80,7 +81,7 @@ SQUARE_AND_COUNTER = TraceIR(
         ModuleCallIR("fc:1", "fc", 1, "Linear", None, 20),
         ModuleCallIR("fc:2", "fc", 2, "Linear", None, 20),
     ),
-    honesty=Honesty(capture_status="complete"),
+    honesty=Honesty(capture_status=CaptureStatus.COMPLETE),
 )
 
 # Odd names everywhere, 0-d / 6-D / huge / zero-size shapes, dtypes without an ONNX type,
@@ -98,7 +99,7 @@ ODD_NAMES = TraceIR(
         ModuleCallIR('a "b".c\nd:1', 'a "b".c\nd', 1, "中文 Class", 'a "b":1', 10**12),
     ),
     model_class="Model\n<i>x</i>",
-    honesty=Honesty(capture_status="halted", reason="stopped\nhere", verified=False, interventions=(("set", "é", "sel\n", 3),)),
+    honesty=Honesty(capture_status=CaptureStatus.HALTED, reason="stopped\nhere", verified=False, interventions=(("set", "é", "sel\n", 3),)),
 )
 
 # A NaN duration a wrong reader let through: the export must stay finite or refuse
@@ -121,7 +122,7 @@ UNTYPED_INPUT = TraceIR(
         OpIR("input_1", "input_1", 1, 1, "input", "input", (2,), "complex32"),
         OpIR("output_1", "output_1", 1, 1, "output", "output", (2,), "complex32", parents=("input_1",), ports=("arg0",)),
     ),
-    honesty=Honesty(capture_status="complete"),
+    honesty=Honesty(capture_status=CaptureStatus.COMPLETE),
 )
 
 # untyped_graph_io: an input of unknown shape and dtype, and an output of unknown rank.
@@ -133,7 +134,7 @@ UNKNOWN_IO = TraceIR(
         OpIR("output_1", "output_1", 1, 1, "output", "output", ("batch", 3), "float32", parents=("relu_1_1",), ports=("arg0",)),
         OpIR("output_2", "output_2", 1, 1, "output", "output", None, "quint8", parents=("view_1_2",), ports=("arg0",)),
     ),
-    honesty=Honesty(capture_status="complete"),
+    honesty=Honesty(capture_status=CaptureStatus.COMPLETE),
 )
 
 # untyped_graph_io: the rolled view of a recurrent layer whose output shape drifts.
@@ -144,7 +145,7 @@ DRIFTING_OUTPUT = TraceIR(
         OpIR("cat_1_1:2", "cat_1_1", 2, 2, "cat", "op", (3, 4), "float32", parents=("cat_1_1:1", "input_1"), ports=("arg0[0]", "arg0[1]")),
         OpIR("output_1", "output_1", 1, 1, "output", "output", (3, 4), "float32", parents=("cat_1_1:2",), ports=("arg0",)),
     ),
-    honesty=Honesty(capture_status="complete"),
+    honesty=Honesty(capture_status=CaptureStatus.COMPLETE),
 )
 
 # zero_io_module_call: a module whose only work is the counter chain on its own buffer.
@@ -157,7 +158,7 @@ COUNTER_ONLY_CALL = TraceIR(
         OpIR("output_1", "output_1", 1, 1, "output", "output", (2,), "float32", parents=("input_1",), ports=("arg0",)),
     ),
     calls=(ModuleCallIR("counter:1", "counter", 1, "StepCounter", None),),
-    honesty=Honesty(capture_status="complete"),
+    honesty=Honesty(capture_status=CaptureStatus.COMPLETE),
 )
 
 # zero_io_module_call: dead code inside a nested call (a constant built, scaled, never used).
@@ -169,7 +170,7 @@ DEAD_CODE_CALL = TraceIR(
         OpIR("output_1", "output_1", 1, 1, "output", "output", (2,), "float32", parents=("input_1",), ports=("arg0",)),
     ),
     calls=(ModuleCallIR("outer:1", "outer", 1, "Outer", None), ModuleCallIR("outer.aux:1", "outer.aux", 1, "Aux", "outer:1")),
-    honesty=Honesty(capture_status="complete"),
+    honesty=Honesty(capture_status=CaptureStatus.COMPLETE),
 )
 
 
@@ -212,22 +213,22 @@ def _export_and_check(ir: TraceIR, options: dict[str, object]) -> tuple[TraceIR,
 
 
 @pytest.mark.parametrize("granularity", GRANULARITIES)
-@example(ir=SQUARE_AND_COUNTER, options={"show_buffers": "always"})
-@example(ir=SQUARE_AND_COUNTER, options={"show_buffers": "meaningful"})
-@example(ir=SQUARE_AND_COUNTER, options={"show_buffers": "never", "attachment": False})
-@example(ir=ODD_NAMES, options={"show_buffers": "meaningful"})
-@example(ir=ODD_NAMES, options={"show_buffers": "always", "attachment": False})
-@example(ir=NAN_DURATION, options={"show_buffers": "meaningful"})
-@example(ir=NAN_DURATION, options={"show_buffers": "never", "attachment": False})
-@example(ir=UNTYPED_INPUT, options={"show_buffers": "meaningful"})
-@example(ir=UNKNOWN_IO, options={"show_buffers": "meaningful"})
-@example(ir=DRIFTING_OUTPUT, options={"show_buffers": "meaningful"})
-@example(ir=COUNTER_ONLY_CALL, options={"show_buffers": "always"})
-@example(ir=DEAD_CODE_CALL, options={"show_buffers": "meaningful"})
+@example(ir=SQUARE_AND_COUNTER, options={"show_buffers": BufferPolicy.ALWAYS})
+@example(ir=SQUARE_AND_COUNTER, options={"show_buffers": BufferPolicy.MEANINGFUL})
+@example(ir=SQUARE_AND_COUNTER, options={"show_buffers": BufferPolicy.NEVER, "attachment": False})
+@example(ir=ODD_NAMES, options={"show_buffers": BufferPolicy.MEANINGFUL})
+@example(ir=ODD_NAMES, options={"show_buffers": BufferPolicy.ALWAYS, "attachment": False})
+@example(ir=NAN_DURATION, options={"show_buffers": BufferPolicy.MEANINGFUL})
+@example(ir=NAN_DURATION, options={"show_buffers": BufferPolicy.NEVER, "attachment": False})
+@example(ir=UNTYPED_INPUT, options={"show_buffers": BufferPolicy.MEANINGFUL})
+@example(ir=UNKNOWN_IO, options={"show_buffers": BufferPolicy.MEANINGFUL})
+@example(ir=DRIFTING_OUTPUT, options={"show_buffers": BufferPolicy.MEANINGFUL})
+@example(ir=COUNTER_ONLY_CALL, options={"show_buffers": BufferPolicy.ALWAYS})
+@example(ir=DEAD_CODE_CALL, options={"show_buffers": BufferPolicy.MEANINGFUL})
 @given(ir=trace_irs(), options=export_options())
 def test_export_is_valid_or_refused(granularity: str, ir: TraceIR, options: dict[str, object]) -> None:
     options = {**options, "granularity": granularity}
-    if granularity != "module":
+    if granularity != Granularity.MODULE:
         options["depth"] = None
     _export_and_check(ir, options)
 
@@ -254,13 +255,13 @@ BUFFER_BYTES = TraceIR(
         OpIR("mul_1_1", "mul_1_1", 1, 1, "mul", "op", (2,), "float32", parents=("input_1", "buffer_1"), ports=("arg0", "arg1"), duration_s=1e-6, flops=2, nbytes=8),
         OpIR("output_1", "output_1", 1, 1, "output", "output", (2,), "float32", parents=("mul_1_1",), ports=("arg0",)),
     ),
-    honesty=Honesty(capture_status="complete"),
+    honesty=Honesty(capture_status=CaptureStatus.COMPLETE),
 )
 
 
-@example(ir=SQUARE_AND_COUNTER, show_buffers="always")
-@example(ir=DEAD_CODE_CALL, show_buffers="always")
-@example(ir=BUFFER_BYTES, show_buffers="always")
+@example(ir=SQUARE_AND_COUNTER, show_buffers=BufferPolicy.ALWAYS)
+@example(ir=DEAD_CODE_CALL, show_buffers=BufferPolicy.ALWAYS)
+@example(ir=BUFFER_BYTES, show_buffers=BufferPolicy.ALWAYS)
 @given(ir=trace_irs(nonfinite=False, newline_names=False), show_buffers=st.sampled_from(BUFFER_POLICIES))
 def test_clean_trace_exports_in_every_view(ir: TraceIR, show_buffers: str) -> None:
     """One clean trace, all three granularities: each succeeds, the views draw the same ops,
@@ -408,7 +409,7 @@ def test_bad_options_are_refused_before_anything_is_read_or_written(
         valid = (
             granularity in GRANULARITIES
             and show_buffers in BUFFER_POLICIES
-            and (depth is None or (type(depth) is int and depth >= 1 and granularity == "module"))
+            and (depth is None or (type(depth) is int and depth >= 1 and granularity == Granularity.MODULE))
             and attachment in (None, True, False)
             and type(attachment) in (type(None), bool)
             and name.endswith(".json") and not name.endswith(".attachment.json") and "/" not in name

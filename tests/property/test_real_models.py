@@ -28,6 +28,8 @@ from torchlens.errors import TorchLensWarning
 
 from known_bugs import known_bug
 from oracle import check_outcome, files_of, run_public_export
+from tlnetron._generated.vocab import Granularity
+from tlnetron.ir import ROLE_BUFFER
 from strategies import BUFFER_POLICIES, GRANULARITIES
 from tlnetron.reader import read_trace
 
@@ -230,7 +232,7 @@ def test_real_programs_export_in_every_view(program: dict[str, Any], show_buffer
     log = _trace(program)
     ir = read_trace(log)
     event(f"passes > 1: {any(op.num_passes > 1 for op in ir.ops)}")
-    event(f"buffers: {any(op.role == 'buffer' for op in ir.ops)}")
+    event(f"buffers: {any(op.role == ROLE_BUFFER for op in ir.ops)}")
     for granularity in GRANULARITIES:
         options = {"granularity": granularity, "show_buffers": show_buffers}
         with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
@@ -239,7 +241,7 @@ def test_real_programs_export_in_every_view(program: dict[str, Any], show_buffer
                 continue  # asserted in test_known_bugs.py
             assert first.error is None, f"{granularity}: a real trace was refused: {first.error}"
             check_outcome(ir, first)
-            if granularity == "module" and first.result is not None:
+            if granularity == Granularity.MODULE and first.result is not None:
                 event(f"module view functions: {min(first.result.function_count, 4)}")
             run_public_export(log, Path(b), options)
             assert files_of(Path(a)) == files_of(Path(b)), f"{granularity}: the same trace gave different bytes"
