@@ -18,7 +18,7 @@ import torchlens
 from torch import nn
 
 import tlnetron
-from tlnetron._generated.vocab import CompanionKind, CompanionRow
+from tlnetron._generated.vocab import BufferPolicy, CaptureStatus, CompanionKind, CompanionRow, Granularity
 from tlnetron.api import export_ir
 from tlnetron.companion import build_companion, drawn_values, stats_rows
 from tlnetron.errors import TlnetronError, TlnetronWarning
@@ -73,11 +73,11 @@ def _ir(relu: TensorStats | None, exp: TensorStats | None = None, passes: int = 
         ops.append(OpIR(name, "exp_1_2", k, passes, "exp", "op", (2, 4), "float32", parents=(last,), ports=("arg0",), stats=exp))
         last = name
     ops.append(OpIR("output_1", "output_1", 1, 1, "output", "output", (2, 4), "float32", parents=(last,), ports=("arg0",)))
-    return TraceIR(ops=tuple(ops), honesty=Honesty(capture_status="complete"))
+    return TraceIR(ops=tuple(ops), honesty=Honesty(capture_status=CaptureStatus.COMPLETE))
 
 
 def test_value_rows_from_the_ir(tmp_path: Path) -> None:
-    result = export_ir(_ir(RELU, BAD), tmp_path / "m.onnx.json", granularity="op", depth=None, show_buffers="meaningful", attachment=None)
+    result = export_ir(_ir(RELU, BAD), tmp_path / "m.onnx.json", granularity=Granularity.OP, depth=None, show_buffers=BufferPolicy.MEANINGFUL, attachment=None)
     companion = json.loads(result.companion_bytes or b"")
     rows = _value_rows(companion)
     assert rows["relu_1_1"] == {
@@ -94,7 +94,7 @@ def test_value_rows_from_the_ir(tmp_path: Path) -> None:
 
 
 def test_no_stats_no_rows(tmp_path: Path) -> None:
-    result = export_ir(_ir(None), tmp_path / "m.onnx.json", granularity="op", depth=None, show_buffers="meaningful", attachment=None)
+    result = export_ir(_ir(None), tmp_path / "m.onnx.json", granularity=Granularity.OP, depth=None, show_buffers=BufferPolicy.MEANINGFUL, attachment=None)
     companion = json.loads(result.companion_bytes or b"")
     assert _value_rows(companion) == {"input_1": _value_rows(companion)["input_1"]}
     assert CompanionRow.FIRST_NON_FINITE_OUTPUT not in _model_rows(companion)
@@ -108,8 +108,8 @@ def test_stats_rows_leave_out_what_is_absent() -> None:
 
 def test_rolled_view_skips_layers_of_several_passes(tmp_path: Path) -> None:
     ir = _ir(RELU, RELU, passes=2)
-    rolled = export_ir(ir, tmp_path / "r.onnx.json", granularity="rolled", depth=None, show_buffers="meaningful", attachment=None)
-    op = export_ir(ir, tmp_path / "o.onnx.json", granularity="op", depth=None, show_buffers="meaningful", attachment=None)
+    rolled = export_ir(ir, tmp_path / "r.onnx.json", granularity=Granularity.ROLLED, depth=None, show_buffers=BufferPolicy.MEANINGFUL, attachment=None)
+    op = export_ir(ir, tmp_path / "o.onnx.json", granularity=Granularity.OP, depth=None, show_buffers=BufferPolicy.MEANINGFUL, attachment=None)
     rolled_rows = _value_rows(json.loads(rolled.companion_bytes or b""))
     op_rows = _value_rows(json.loads(op.companion_bytes or b""))
     assert set(rolled_rows) == {"input_1", "relu_1_1"}  # the two-pass exp layer merges passes: no rows
@@ -118,7 +118,7 @@ def test_rolled_view_skips_layers_of_several_passes(tmp_path: Path) -> None:
 
 def test_value_rows_must_target_a_drawn_value() -> None:
     ir = _ir(RELU)
-    projection = project_op(ir, "meaningful")
+    projection = project_op(ir, BufferPolicy.MEANINGFUL)
     values = drawn_values(projection)
     assert {"input_1", "relu_1_1", "exp_1_2"} <= values
     companion = build_companion(
@@ -206,7 +206,7 @@ def test_demo_rows_equal_torch_on_op_out(zoo_trace: ZooTrace, tmp_path: Path) ->
         if isinstance(out, torch.Tensor) and out.dtype.is_floating_point:
             _close(ir_op.stats, _expected(out.float() if out.dtype.itemsize < 4 else out))
     with pytest.warns(TlnetronWarning, match="legibility_budget_exceeded"):  # the op view is a tall rope
-        companion = _export(log, tmp_path, granularity="op")
+        companion = _export(log, tmp_path, granularity=Granularity.OP)
     rows = _value_rows(companion)
     assert len(rows) > 20
     for target, got in rows.items():
@@ -223,7 +223,7 @@ def test_demo_rows_equal_torch_on_op_out(zoo_trace: ZooTrace, tmp_path: Path) ->
     first = next(name for name, t in outs.items() if isinstance(t, torch.Tensor) and not bool(torch.isfinite(t).all()))
     assert _model_rows(companion)[CompanionRow.FIRST_NON_FINITE_OUTPUT] == first
     # the module view: values inside function bodies keep op names, and carry rows too
-    module_rows = _value_rows(_export(log, tmp_path, granularity="module"))
+    module_rows = _value_rows(_export(log, tmp_path, granularity=Granularity.MODULE))
     assert set(module_rows) == set(rows)
 
 
@@ -236,7 +236,7 @@ class _Blowup(nn.Module):
 
 def test_first_non_finite_output(tmp_path: Path) -> None:
     log = torchlens.trace(_Blowup(), torch.ones(2, 3))
-    companion = _export(log, tmp_path, granularity="op")
+    companion = _export(log, tmp_path, granularity=Granularity.OP)
     ir = read_trace(log)
     log_op = next(op for op in ir.ops if op.op_type == "log")
     assert _model_rows(companion)[CompanionRow.FIRST_NON_FINITE_OUTPUT] == log_op.name

@@ -20,6 +20,7 @@ import onnx
 import pytest
 
 from tlnetron import TlnetronWarning, validation
+from tlnetron._generated.vocab import BufferPolicy, Granularity
 from tlnetron.api import export_ir
 from tlnetron.ir import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, OpIR, TraceIR
 
@@ -46,7 +47,7 @@ def _export(ir: TraceIR, path: Path) -> bytes:
     path.parent.mkdir(parents=True, exist_ok=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TlnetronWarning)  # a constructed IR has no capture outcome
-        result = export_ir(ir, path, granularity="op", depth=None, show_buffers="meaningful", attachment=None)
+        result = export_ir(ir, path, granularity=Granularity.OP, depth=None, show_buffers=BufferPolicy.MEANINGFUL, attachment=None)
     return result.artifact_bytes
 
 
@@ -126,6 +127,7 @@ from pathlib import Path
 sys.path.insert(0, {tests!r})
 from test_allocator import _chain
 from tlnetron import validation
+from tlnetron._generated.vocab import BufferPolicy, Granularity
 from tlnetron.api import export_ir
 
 def rss_mb():
@@ -137,10 +139,10 @@ if sys.argv[1] == "untrimmed":
 ir = _chain(20000)
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
-    export_ir(_chain(200), Path({path!r}), granularity="op", depth=None, show_buffers="meaningful", attachment=None)
+    export_ir(_chain(200), Path({path!r}), granularity=Granularity.OP, depth=None, show_buffers=BufferPolicy.MEANINGFUL, attachment=None)
     gc.collect()
     before = rss_mb()
-    export_ir(ir, Path({path!r}), granularity="op", depth=None, show_buffers="meaningful", attachment=None)
+    export_ir(ir, Path({path!r}), granularity=Granularity.OP, depth=None, show_buffers=BufferPolicy.MEANINGFUL, attachment=None)
 gc.collect()
 print(rss_mb() - before)
 """

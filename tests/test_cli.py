@@ -23,7 +23,7 @@ import torchlens
 
 import tlnetron
 from tlnetron import cli
-from tlnetron._generated.vocab import ERROR_CODE, VALIDATION_CODE
+from tlnetron._generated.vocab import ERROR_CODE, GRANULARITY, VALIDATION_CODE, BufferPolicy, Granularity
 from tlnetron.demo import DEMO_TRACES
 from tlnetron.errors import Opt, TlnetronError
 from tlnetron.options import check_options
@@ -165,7 +165,7 @@ def test_activation_stats_flag(saved: Path, tmp_path: Path) -> None:
 
 def test_export_saved_trace_every_granularity(saved: Path, tmp_path: Path) -> None:
     procs = {}
-    for granularity in ("module", "op", "rolled"):
+    for granularity in GRANULARITY:
         out = tmp_path / f"{granularity}.onnx.json"
         procs[granularity] = (
             subprocess.Popen(
@@ -208,7 +208,7 @@ def test_export_refuses_a_folder_that_is_not_a_save(tmp_path: Path) -> None:
 
 
 def test_export_refuses_depth_with_op_view(saved: Path, tmp_path: Path) -> None:
-    proc = run("export", str(saved), "-o", str(tmp_path / "m.onnx.json"), "--depth", "2", "--granularity", "op")
+    proc = run("export", str(saved), "-o", str(tmp_path / "m.onnx.json"), "--depth", "2", "--granularity", Granularity.OP)
     assert proc.returncode == 3, proc.stdout + proc.stderr
     assert "[depth_not_applicable]" in proc.stderr
     assert list(tmp_path.iterdir()) == []
@@ -328,7 +328,7 @@ def _bad_export_args(case: str, saved: Path, tmp: Path) -> list[str]:
         "-o in a missing folder": ["-o", str(tmp / "missing" / "m.onnx.json")],
         "no -o, no --serve": [],
         "--depth 0": ["-o", out, "--depth", "0"],
-        "--depth with --granularity op": ["-o", out, "--depth", "2", "--granularity", "op"],
+        "--depth with --granularity op": ["-o", out, "--depth", "2", "--granularity", Granularity.OP],
         "--attachment on without -o": ["--attachment", "on", "--serve"],
         "--baseline path missing": ["-o", out, "--baseline", str(tmp / "ref.tlspec")],
         "--baseline word missing": ["-o", out, "--baseline", "run-42"],
@@ -405,19 +405,20 @@ def test_an_unwritable_output_folder_is_refused(saved: Path, tmp_path: Path) -> 
 
 def _check_options_refusals() -> list[TlnetronError]:
     """Every refusal ``check_options`` gives, one per branch (the CLI's choices keep some out of its reach)."""
+    MODULE, MEANINGFUL = Granularity.MODULE, BufferPolicy.MEANINGFUL
     cases: list[tuple[Any, ...]] = [
-        ("m.onnx.json", "layers", None, "meaningful", None, False),
-        ("m.onnx.json", "module", None, "sometimes", None, False),
-        ("m.onnx.json", "module", 0, "meaningful", None, False),
-        ("m.onnx.json", "op", 2, "meaningful", None, False),
-        ("m.onnx.json", "module", None, "meaningful", "yes", False),
-        ("m.onnx.json", "module", None, "meaningful", None, "yes"),
-        (None, "module", None, "meaningful", True, True),
-        (None, "module", None, "meaningful", None, False),
-        (42, "module", None, "meaningful", None, False),
-        ("m.txt", "module", None, "meaningful", None, False),
-        ("/", "module", None, "meaningful", None, False),
-        ("/nonexistent-folder/m.onnx.json", "module", None, "meaningful", None, False),
+        ("m.onnx.json", "layers", None, MEANINGFUL, None, False),
+        ("m.onnx.json", MODULE, None, "sometimes", None, False),
+        ("m.onnx.json", MODULE, 0, MEANINGFUL, None, False),
+        ("m.onnx.json", Granularity.OP, 2, MEANINGFUL, None, False),
+        ("m.onnx.json", MODULE, None, MEANINGFUL, "yes", False),
+        ("m.onnx.json", MODULE, None, MEANINGFUL, None, "yes"),
+        (None, MODULE, None, MEANINGFUL, True, True),
+        (None, MODULE, None, MEANINGFUL, None, False),
+        (42, MODULE, None, MEANINGFUL, None, False),
+        ("m.txt", MODULE, None, MEANINGFUL, None, False),
+        ("/", MODULE, None, MEANINGFUL, None, False),
+        ("/nonexistent-folder/m.onnx.json", MODULE, None, MEANINGFUL, None, False),
     ]
     refusals = []
     for case in cases:
@@ -465,10 +466,10 @@ def test_every_export_keyword_has_a_flag_the_parser_accepts() -> None:
 @pytest.mark.parametrize(
     ("keyword", "value", "spelt"),
     [
-        ("granularity", "module", "--granularity module"),
+        ("granularity", Granularity.MODULE, f"--granularity {Granularity.MODULE}"),
         ("depth", ..., "--depth N"),
         ("depth", 1, "--depth 1"),
-        ("show_buffers", "always", "--show-buffers always"),
+        ("show_buffers", BufferPolicy.ALWAYS, f"--show-buffers {BufferPolicy.ALWAYS}"),
         ("attachment", False, "--attachment off"),
         ("attachment", True, "--attachment on"),
         ("attachment", None, "--attachment auto"),

@@ -47,20 +47,19 @@ from torch import nn
 
 import tlnetron
 from tlnetron import TlnetronError, TlnetronWarning
+from tlnetron._generated.vocab import DIFF_STATUS, GRANULARITY, DiffStatus, Domain, Granularity, NodeMeta
 
 ROOT = Path(__file__).resolve().parent.parent
 BASELINE_SCHEMA = json.loads((ROOT / "schema" / "baseline-summary.schema.json").read_text(encoding="utf-8"))
-VOCAB = ("added", "removed", "unresolved", "excluded_machinery", "unreachable", "zero", "changed")
-GRANULARITIES = ("op", "module", "rolled")
-MODULE_DOMAIN = "ai.torchlens.module"
+VOCAB = DIFF_STATUS  # TorchLens' closed status vocabulary, in the schema's order
 P = "torchlens.diff."
 STATUS, DELTA, REF, VERDICT, DETAIL, COUNTS = (
-    P + "status",
-    P + "max_abs_delta",
-    P + "reference_label",
-    P + "verdict",
-    P + "detail",
-    P + "row_counts",
+    NodeMeta.DIFF_STATUS,
+    NodeMeta.DIFF_MAX_ABS_DELTA,
+    NodeMeta.DIFF_REFERENCE_LABEL,
+    NodeMeta.DIFF_VERDICT,
+    NodeMeta.DIFF_DETAIL,
+    NodeMeta.DIFF_ROW_COUNTS,
 )
 
 # ------------------------------------------------------------------ models
@@ -167,16 +166,16 @@ def _build_pairs() -> dict[str, Pair]:
     loop5_log = _trace(loop5, x)
     structure_only = torchlens.options.CaptureOptions(structure_only=True)
     return {
-        "zero": Pair(_trace(net, x), base, "zero"),
-        "changed": Pair(_trace(_perturbed(net, lambda m: m.body[1].fc1.weight), x), base, "changed"),
-        "added": Pair(extra, base, "added"),
-        "removed": Pair(base, extra, "removed"),
-        "unreachable": Pair(_trace(net, x, capture=structure_only), base, "unreachable"),
-        "unresolved": Pair(loop5_log, _trace(loop4, x), "unresolved"),
+        "zero": Pair(_trace(net, x), base, DiffStatus.ZERO),
+        "changed": Pair(_trace(_perturbed(net, lambda m: m.body[1].fc1.weight), x), base, DiffStatus.CHANGED),
+        "added": Pair(extra, base, DiffStatus.ADDED),
+        "removed": Pair(base, extra, DiffStatus.REMOVED),
+        "unreachable": Pair(_trace(net, x, capture=structure_only), base, DiffStatus.UNREACHABLE),
+        "unresolved": Pair(loop5_log, _trace(loop4, x), DiffStatus.UNRESOLVED),
         # Multi-pass rolled nodes with real deltas (largest among the passes).
-        "changed_loop": Pair(_trace(_perturbed(loop5, lambda m: m.cell[0].weight), x), loop5_log, "changed"),
+        "changed_loop": Pair(_trace(_perturbed(loop5, lambda m: m.cell[0].weight), x), loop5_log, DiffStatus.CHANGED),
         # Two unrelated models: TorchLens does not refuse them (see test_refusals_*).
-        "unrelated": Pair(base, loop5_log, "removed"),
+        "unrelated": Pair(base, loop5_log, DiffStatus.REMOVED),
     }
 
 
@@ -290,12 +289,12 @@ def expected_facts(e: Exported, node: dict[str, Any]) -> dict[str, str]:
         if row.subject_label:
             rows_by_label.setdefault(log.ops[row.subject_label].label, []).append(row)
     name = node["name"]
-    if node["domain"] == MODULE_DOMAIN:
+    if node["domain"] == Domain.MODULE:
         # A module call: every op run inside that call (its call stack names it).
         inside = [op.label for op in log.ops if name in tuple(str(c) for c in (op.module_call_stack or ()))]
         assert inside, f"module-call node {name!r} matches no call of the trace"
         return aggregate_facts([r for label in inside for r in rows_by_label.get(label, [])])
-    if e.granularity == "rolled":
+    if e.granularity == Granularity.ROLLED:
         ops = [op for op in log.ops if op.layer_label == name]
         assert ops, f"rolled node {name!r} is not a layer of the trace"
         rows = [r for op in ops for r in rows_by_label.get(op.label, [])]
@@ -323,13 +322,13 @@ def test_recipes_produce_every_status_the_installed_torchlens_can(pairs: dict[st
         assert statuses <= set(VOCAB)
         seen |= statuses
     # excluded_machinery cannot be produced (module docstring); every other status is.
-    assert seen == set(VOCAB) - {"excluded_machinery"}
+    assert seen == set(VOCAB) - {DiffStatus.EXCLUDED_MACHINERY}
 
 
 # ------------------------------------------------------------------ per-node facts
 
 
-@pytest.mark.parametrize("granularity", GRANULARITIES)
+@pytest.mark.parametrize("granularity", GRANULARITY)
 @pytest.mark.parametrize("name", PAIR_NAMES)
 def test_node_facts_equal_torchlens_rows(exported: Callable[[str, str], Exported], name: str, granularity: str) -> None:
     e = exported(name, granularity)
@@ -344,7 +343,7 @@ def test_node_facts_equal_torchlens_rows(exported: Callable[[str, str], Exported
     assert carrying, f"{name}/{granularity}: no node carries diff facts"
 
 
-@pytest.mark.parametrize("granularity", GRANULARITIES)
+@pytest.mark.parametrize("granularity", GRANULARITY)
 @pytest.mark.parametrize("name", PAIR_NAMES)
 def test_every_drawn_subject_row_lands_on_a_node(exported: Callable[[str, str], Exported], name: str, granularity: str) -> None:
     """No settled row of a drawn op is dropped (inputs / outputs are graph edges, not nodes)."""
@@ -358,13 +357,13 @@ def test_every_drawn_subject_row_lands_on_a_node(exported: Callable[[str, str], 
         op = log.ops[row.subject_label]
         if op.is_input or op.is_output:
             continue
-        where = op.layer_label if granularity == "rolled" else names[op.label]
+        where = op.layer_label if granularity == Granularity.ROLLED else names[op.label]
         assert where in drawn, f"{name}/{granularity}: row of {row.subject_label} has no node"
         node = next(n for n in all_nodes(e.model) if n["name"] == where)
         assert diff_meta(node), f"{name}/{granularity}: {where} carries no diff facts"
 
 
-@pytest.mark.parametrize("granularity", GRANULARITIES)
+@pytest.mark.parametrize("granularity", GRANULARITY)
 @pytest.mark.parametrize("name", PAIR_NAMES)
 def test_companion_repeats_the_node_facts(exported: Callable[[str, str], Exported], name: str, granularity: str) -> None:
     e = exported(name, granularity)
@@ -380,21 +379,21 @@ def test_companion_repeats_the_node_facts(exported: Callable[[str, str], Exporte
     assert by_target == want
 
 
-@pytest.mark.parametrize("granularity", GRANULARITIES)
+@pytest.mark.parametrize("granularity", GRANULARITY)
 def test_module_and_rolled_aggregates_are_exercised(exported: Callable[[str, str], Exported], granularity: str) -> None:
     """Guard against a vacuous matrix: aggregates (with a real largest delta) do occur."""
-    if granularity == "op":
+    if granularity == Granularity.OP:
         e = exported("changed", granularity)
         assert all(COUNTS not in diff_meta(n) for n in all_nodes(e.model))
         return
-    e = exported("changed" if granularity == "module" else "changed_loop", granularity)
+    e = exported("changed" if granularity == Granularity.MODULE else "changed_loop", granularity)
     aggregated = [diff_meta(n) for n in all_nodes(e.model) if COUNTS in diff_meta(n)]
     assert aggregated
     assert any(DELTA in m and not m[DELTA].startswith("0 ") for m in aggregated)
     assert all(STATUS not in m for m in aggregated), "an aggregate node has no single status"
 
 
-@pytest.mark.parametrize("granularity", GRANULARITIES)
+@pytest.mark.parametrize("granularity", GRANULARITY)
 @pytest.mark.parametrize("name", PAIR_NAMES)
 def test_artifact_passes_the_checker(exported: Callable[[str, str], Exported], name: str, granularity: str) -> None:
     e = exported(name, granularity)
@@ -405,7 +404,7 @@ def test_artifact_passes_the_checker(exported: Callable[[str, str], Exported], n
 # ------------------------------------------------------------------ the model-level summary
 
 
-@pytest.mark.parametrize("granularity", GRANULARITIES)
+@pytest.mark.parametrize("granularity", GRANULARITY)
 @pytest.mark.parametrize("name", PAIR_NAMES)
 def test_baseline_summary(exported: Callable[[str, str], Exported], name: str, granularity: str) -> None:
     e = exported(name, granularity)
@@ -416,14 +415,14 @@ def test_baseline_summary(exported: Callable[[str, str], Exported], name: str, g
     assert errors == []
     assert summary["row_counts"] == {s: int(e.report.counts.get(s, 0)) for s in VOCAB}
     assert summary["row_counts"] == {s: len(e.report.rows_with_status(s)) for s in VOCAB}
-    removed = [str(r.reference_label) for r in e.report.rows if r.status == "removed"]
+    removed = [str(r.reference_label) for r in e.report.rows if r.status == DiffStatus.REMOVED]
     assert sorted(summary["removed_labels"]) == sorted(removed)
     direction = summary["direction"]
     assert set(direction) == {"subject", "reference"}
     assert direction["subject"] and direction["reference"] and direction["subject"] != direction["reference"]
 
 
-@pytest.mark.parametrize("granularity", GRANULARITIES)
+@pytest.mark.parametrize("granularity", GRANULARITY)
 @pytest.mark.parametrize("name", PAIR_NAMES)
 def test_the_diff_is_said_in_words(exported: Callable[[str, str], Exported], name: str, granularity: str) -> None:
     """Netron cuts row names to ~16 characters (``torchlens.diff.ma…``): the descriptions,
@@ -444,20 +443,20 @@ def test_the_diff_is_said_in_words(exported: Callable[[str, str], Exported], nam
         assert ("Diff against the baseline" in doc) is bool(facts), node["name"]
         if facts:
             said += 1
-            status = facts.get(P + "status")
+            status = facts.get(STATUS)
             if status is not None:
                 assert f"Diff against the baseline: {status}" in doc
             else:
-                assert f"over the ops inside: {facts[P + 'row_counts']}" in doc
-            if P + "max_abs_delta" in facts:
-                assert f"largest absolute difference {facts[P + 'max_abs_delta']}" in doc
+                assert f"over the ops inside: {facts[COUNTS]}" in doc
+            if DELTA in facts:
+                assert f"largest absolute difference {facts[DELTA]}" in doc
     assert said >= 1
 
 
 # ------------------------------------------------------------------ a string baseline
 
 
-@pytest.mark.parametrize("granularity", GRANULARITIES)
+@pytest.mark.parametrize("granularity", GRANULARITY)
 def test_string_baseline_is_recorded_verbatim(pairs: dict[str, Pair], tmp_path: Path, granularity: str) -> None:
     result = _export(pairs["changed"].subject, tmp_path / "m.onnx.json", granularity=granularity, baseline="run-2026-11-29")
     model = json.loads(result.artifact_json)
@@ -529,7 +528,7 @@ def test_refuses_a_pair_torchlens_refuses(pairs: dict[str, Pair], tmp_path: Path
 # ------------------------------------------------------------------ output pseudo-nodes
 
 
-@pytest.mark.parametrize("granularity", GRANULARITIES)
+@pytest.mark.parametrize("granularity", GRANULARITY)
 def test_output_pseudo_nodes_carry_their_rows(tmp_path: Path, granularity: str) -> None:
     torch.manual_seed(0)
     model = DupOut().eval()

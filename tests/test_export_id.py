@@ -29,7 +29,7 @@ from torch import nn
 import tlnetron
 from test_golden import Tiny  # Linear -> ReLU, the golden files' model
 from tlnetron import TlnetronWarning, cli
-from tlnetron._generated.vocab import CompanionKind, CompanionRow, MetaKey, ValidationCode
+from tlnetron._generated.vocab import COMPANION_SIGNATURE, BufferPolicy, CaptureStatus, CompanionKind, CompanionRow, Granularity, MetaKey, ValidationCode
 from tlnetron.api import ExportResult, export_ir
 from tlnetron.export_id import PLACEHOLDER, companion_with_id, export_id_of
 from tlnetron.ir import Honesty, OpIR, TraceIR
@@ -119,8 +119,8 @@ def test_an_export_writes_the_same_id_into_both_files(small: torchlens.Trace, tm
 
 
 def test_the_same_export_twice_gives_identical_bytes(small: torchlens.Trace, tmp_path: Path) -> None:
-    a = _export(small, tmp_path / "a" / "m.onnx.json", granularity="op")
-    b = _export(small, tmp_path / "b" / "m.onnx.json", granularity="op")
+    a = _export(small, tmp_path / "a" / "m.onnx.json", granularity=Granularity.OP)
+    b = _export(small, tmp_path / "b" / "m.onnx.json", granularity=Granularity.OP)
     assert a.export_id == b.export_id
     for name in ("m.onnx.json", "m.onnx.attachment.json"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
@@ -130,8 +130,8 @@ def test_different_exports_get_different_ids(small: torchlens.Trace, other: torc
     results = {
         "small": _export(small, tmp_path / "1" / "m.onnx.json"),
         "other trace": _export(other, tmp_path / "2" / "m.onnx.json"),
-        "op view": _export(small, tmp_path / "3" / "m.onnx.json", granularity="op"),
-        "buffers never": _export(small, tmp_path / "4" / "m.onnx.json", show_buffers="never", granularity="op"),
+        "op view": _export(small, tmp_path / "3" / "m.onnx.json", granularity=Granularity.OP),
+        "buffers never": _export(small, tmp_path / "4" / "m.onnx.json", show_buffers=BufferPolicy.NEVER, granularity=Granularity.OP),
         "no companion": _export(small, tmp_path / "5" / "m.onnx.json", attachment=False),
         "other name": _export(small, tmp_path / "6" / "n.onnx.json"),  # the companion names its artifact
         "baseline": _export(small, tmp_path / "7" / "m.onnx.json", baseline="run-41"),
@@ -156,7 +156,7 @@ TINY_IR = TraceIR(
         OpIR("output_1", "output_1", 1, 1, "output", "output", (2, 4), "float32", parents=("relu_1_1",), ports=("arg0",)),
     ),
     calls=(),
-    honesty=Honesty(capture_status="complete", verified=True),
+    honesty=Honesty(capture_status=CaptureStatus.COMPLETE, verified=True),
 )  # fmt: skip
 
 
@@ -164,7 +164,7 @@ def test_a_memory_only_export_carries_an_id() -> None:
     """``path=None`` (what ``serve=True`` without a path exports): no companion, an id all the same."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TlnetronWarning)
-        result = export_ir(TINY_IR, None, granularity="op", depth=None, show_buffers="meaningful", attachment=None)
+        result = export_ir(TINY_IR, None, granularity=Granularity.OP, depth=None, show_buffers=BufferPolicy.MEANINGFUL, attachment=None)
     assert result.artifact is None and result.companion_bytes is None
     assert ID.fullmatch(result.export_id) and _ids(result) == [result.export_id]
     assert _zeroed_digest(result.export_id, result.artifact_bytes) == result.export_id
@@ -173,7 +173,7 @@ def test_a_memory_only_export_carries_an_id() -> None:
 def test_the_id_goes_over_the_placeholders_and_nowhere_else() -> None:
     artifact = b'{"metadataProps":[{"key":"torchlens.export_id","value":"' + PLACEHOLDER.encode() + b'"}],"graph":{}}'
     companion = (
-        b'{"signature":"netron:attachment","metadata":[{"kind":"model","target":"","name":"torchlens.export_id","value":"'
+        b'{"signature":"' + COMPANION_SIGNATURE.encode() + b'","metadata":[{"kind":"model","target":"","name":"torchlens.export_id","value":"'
         + PLACEHOLDER.encode()
         + b'"},{"kind":"model","target":"","name":"x","value":"' + PLACEHOLDER.encode() + b'"}],"metrics":[]}\n'
     )
@@ -182,14 +182,14 @@ def test_the_id_goes_over_the_placeholders_and_nowhere_else() -> None:
     stamped = companion_with_id(companion, export_id)
     assert stamped == companion.replace(PLACEHOLDER.encode(), export_id.encode(), 1)
     with pytest.raises(ValueError, match="placeholder"):
-        companion_with_id(b'{"signature":"netron:attachment","metadata":[],"metrics":[]}', export_id)
+        companion_with_id(b'{"signature":"' + COMPANION_SIGNATURE.encode() + b'","metadata":[],"metrics":[]}', export_id)
 
 
 def test_the_builder_refuses_metadata_without_the_placeholder() -> None:
     from tlnetron.api import _project
     from tlnetron.onnx_build import build_model
 
-    projection = _project(TINY_IR, "op", None, "meaningful")
+    projection = _project(TINY_IR, Granularity.OP, None, BufferPolicy.MEANINGFUL)
     assert build_model(projection, [(MetaKey.EXPORT_ID, PLACEHOLDER)], producer_version="0", graph_doc="").export_id
     with pytest.raises(ValueError, match="placeholder"):
         build_model(projection, [(MetaKey.EXPORT_ID, "1" * 32)], producer_version="0", graph_doc="")
@@ -209,8 +209,8 @@ def pairs(small: torchlens.Trace, other: torchlens.Trace, tmp_path_factory: pyte
     """Two exports of different traces (op view: many node rows), and a second export of
     the first trace in another view."""
     d = tmp_path_factory.mktemp("pairs")
-    _export(small, d / "small.onnx.json", granularity="op")
-    _export(other, d / "other.onnx.json", granularity="op")
+    _export(small, d / "small.onnx.json", granularity=Granularity.OP)
+    _export(other, d / "other.onnx.json", granularity=Granularity.OP)
     _export(small, d / "module.onnx.json")
     return {
         "small": d / "small.onnx.json",
@@ -304,7 +304,7 @@ def test_a_companion_without_an_id_is_checked_row_by_row(pairs: dict[str, Path],
     artifact = _load(pairs["small"])
     names = [n["name"] for n in artifact["graph"]["node"]]
     hand_made = {
-        "signature": "netron:attachment",
+        "signature": COMPANION_SIGNATURE,
         "metadata": [{"kind": "model", "target": "", "name": "note", "value": "by hand"}],
         "metrics": [
             *({"kind": "node", "target": n, "name": "my metric", "value": 1} for n in names),

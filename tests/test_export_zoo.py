@@ -29,6 +29,7 @@ from referencing.jsonschema import DRAFT7
 
 import tlnetron
 from tlnetron import TlnetronWarning
+from tlnetron._generated.vocab import BUFFER_POLICY, COMPANION_SIGNATURE, GRANULARITY, BufferPolicy, Domain, Granularity, NodeRole
 from tlnetron.metadata import decode_metadata
 from tlnetron.validation import artifact_problems, companion_problems, shown_in_model
 from zoo import ALL_ZOO, ZooTrace
@@ -36,13 +37,9 @@ from zoo import ALL_ZOO, ZooTrace
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_DIR = ROOT / "schema"
 
-GRANULARITIES = ("op", "module", "rolled")
-POLICIES = ("never", "meaningful", "always")
-COMBOS = [(n, g, b) for n in ALL_ZOO for g in GRANULARITIES for b in POLICIES]
+COMBOS = [(n, g, b) for n in ALL_ZOO for g in GRANULARITY for b in BUFFER_POLICY]
 COMBO_IDS = [f"{n}-{g}-{b}" for n, g, b in COMBOS]
 
-LOSSY = "ai.torchlens.lossy"
-MODULE = "ai.torchlens.module"
 BOOKKEEPING = ("running_mean", "running_var", "num_batches_tracked")
 LEGIBILITY_CODE = "legibility_budget_exceeded"
 
@@ -136,12 +133,12 @@ def hidden_by_policy(table: list[TOp], policy: str) -> tuple[set[str], set[str]]
     """(hidden buffers, hidden compute ops) under the rule in ``tlnetron.buffers``' docstring:
     ``never`` drops every buffer, ``meaningful`` BatchNorm bookkeeping buffers, ``always``
     nothing; a compute op whose every neighbour is hidden is hidden too."""
-    if policy == "always":
+    if policy == BufferPolicy.ALWAYS:
         return set(), set()
     buffers = {
         t.name
         for t in table
-        if t.role == "buffer" and (policy == "never" or t.address.rsplit(".", 1)[-1] in BOOKKEEPING)
+        if t.role == "buffer" and (policy == BufferPolicy.NEVER or t.address.rsplit(".", 1)[-1] in BOOKKEEPING)
     }
     ops: set[str] = set()
     changed = True
@@ -242,7 +239,7 @@ def all_nodes(data: dict[str, Any]) -> Iterator[dict[str, Any]]:
 
 def op_nodes(data: dict[str, Any]) -> Iterator[dict[str, Any]]:
     for n in all_nodes(data):
-        if n["domain"] == LOSSY and n["opType"] not in ("output", "buffer"):
+        if n["domain"] == Domain.LOSSY and n["opType"] not in ("output", "buffer"):
             yield n
 
 
@@ -270,7 +267,7 @@ def flat_dataflow(data: dict[str, Any]) -> tuple[set[tuple[str, str]], list[str]
         for n in nodes:
             ins = [resolve(v) for v in n.get("input", [])]
             outs = [resolve(v) for v in n.get("output", [])]
-            if n["domain"] == MODULE:
+            if n["domain"] == Domain.MODULE:
                 f = funcs[(n["domain"], n["opType"], n.get("overload", ""))]
                 formal = dict(zip(f.get("input", []), ins))
                 formal.update(zip(f.get("output", []), outs))
@@ -380,7 +377,7 @@ def test_metadata_and_node_properties_match_schemas(exported: ExportFn, name: st
         for node in body.nodes:
             for a in node.get("attribute", []):
                 assert a["type"] == ATTRIBUTE_TYPES.get(a["name"]), f"{node['name']}: attribute {a['name']}"
-            role = "module_call" if node["domain"] == MODULE else "op"
+            role = NodeRole.MODULE_CALL if node["domain"] == Domain.MODULE else NodeRole.OP
             props = {"role": role, "attributes": attrs_of(node), "metadata": meta_of(node)}
             problems += [f"{body.label} node {node['name']!r}: {p}" for p in _errors(NODE_PROPERTIES, props)]
     assert problems == []
@@ -390,7 +387,7 @@ def test_metadata_and_node_properties_match_schemas(exported: ExportFn, name: st
 def test_companion_validates_and_every_row_resolves(exported: ExportFn, name: str, granularity: str, policy: str) -> None:
     e = exported(name, granularity, policy)
     assert _errors(COMPANION, e.companion) == []
-    assert e.companion["signature"] == "netron:attachment"
+    assert e.companion["signature"] == COMPANION_SIGNATURE
     node_names = {n["name"].split("\n", 1)[0] for n in all_nodes(e.data)}
     graph_inputs = {v["name"] for v in e.data["graph"].get("input", [])}
     functions = {f["name"] for f in e.data.get("functions", [])}
@@ -432,7 +429,7 @@ def test_every_consumed_value_is_typed_or_explained(exported: ExportFn, name: st
     e = exported(name, granularity, policy)
     producers: dict[str, dict[str, Any]] = {}
     for n in all_nodes(e.data):
-        if n["domain"] == LOSSY:
+        if n["domain"] == Domain.LOSSY:
             for o in n.get("output", []):
                 producers[o] = n
     typed_anywhere: set[str] = set()
@@ -483,8 +480,8 @@ def test_metadata_counts_are_true(exported: ExportFn, name: str, granularity: st
     assert m["torchlens.show_buffers"] == policy
     assert m["torchlens.node_count"] == len(e.data["graph"].get("node", [])) == e.result.node_count
     assert m["torchlens.function_count"] == len(e.data.get("functions", [])) == e.result.function_count
-    assert ("torchlens.depth" in m) is (granularity == "module")
-    if granularity == "module":
+    assert ("torchlens.depth" in m) is (granularity == Granularity.MODULE)
+    if granularity == Granularity.MODULE:
         assert isinstance(m["torchlens.depth"], int) and m["torchlens.depth"] >= 1
     else:
         assert e.data.get("functions", []) == []
@@ -492,15 +489,15 @@ def test_metadata_counts_are_true(exported: ExportFn, name: str, granularity: st
     hidden_buffers, hidden_ops = hidden_by_policy(table, policy)
     assert m["torchlens.hidden_buffer_count"] == len(hidden_buffers)
     assert m["torchlens.hidden_op_count"] == len(hidden_ops)
-    if policy == "always":
+    if policy == BufferPolicy.ALWAYS:
         assert m["torchlens.hidden_buffer_count"] == m["torchlens.hidden_op_count"] == 0
     assert m["torchlens.trace_op_count"] == e.log.num_ops
     # Nothing hidden is drawn, everything else is (somewhere, at some nesting level).
-    drawn = {n["name"] for n in all_nodes(e.data) if n["domain"] == LOSSY}
+    drawn = {n["name"] for n in all_nodes(e.data) if n["domain"] == Domain.LOSSY}
     gone = hidden_buffers | hidden_ops
-    if granularity == "module":
+    if granularity == Granularity.MODULE:
         gone |= side_ops(table, policy)
-    if granularity != "rolled":
+    if granularity != Granularity.ROLLED:
         assert drawn.isdisjoint(gone)
         kept = {t.name for t in table if t.role in ("op", "buffer") and t.name not in gone}
         assert kept <= drawn
@@ -535,7 +532,7 @@ def test_the_model_description_says_the_facts_in_words(exported: ExportFn, name:
     m, doc = e.meta, e.data["docString"]
     lines = doc.split("\n")
     assert lines[0] == m["torchlens.disclaimer"]
-    view = f"{granularity} view" + (f" at module depth {m['torchlens.depth']}" if granularity == "module" else "")
+    view = f"{granularity} view" + (f" at module depth {m['torchlens.depth']}" if granularity == Granularity.MODULE else "")
     assert f"What you see: {e.log.model_class_qualname.rsplit('.', 1)[-1]}, {view}." in doc
     assert m.get("torchlens.depth_reason", "") in doc
     assert f"Capture: {m['torchlens.capture_outcome']}, {m['torchlens.capture_verified'].replace('_', ' ')}" in doc
@@ -546,7 +543,7 @@ def test_the_model_description_says_the_facts_in_words(exported: ExportFn, name:
         assert (key in m) is (m.get(key, "\0") in doc), key
     side = m.get("torchlens.side_op_count", 0)
     assert ("side computation" in doc) is (side > 0)
-    if granularity == "module":
+    if granularity == Granularity.MODULE:
         assert side == len(side_ops(trace_table(e.log), policy))
 
 
@@ -563,10 +560,10 @@ def test_node_names_lead_back_to_the_trace(exported: ExportFn, name: str, granul
             assert isinstance(found, torchlens.Layer), (label, type(found))
             assert found.layer_label == label
             assert [op.label for op in found.ops]  # the layer's ops include this node's op(s)
-            if granularity != "rolled":
+            if granularity != Granularity.ROLLED:
                 assert [op.label for op in found.ops] == [f"{label}:1"]
     for node in all_nodes(e.data):
-        if node["domain"] == MODULE:
+        if node["domain"] == Domain.MODULE:
             assert node["name"] in log.module_calls, node["name"]
             assert log.module_calls[node["name"]].call_label == node["name"]
 
@@ -574,19 +571,19 @@ def test_node_names_lead_back_to_the_trace(exported: ExportFn, name: str, granul
 # ------------------------------------------------------------------ module view
 
 module_combos = pytest.mark.parametrize(
-    ("name", "policy"), [(n, b) for n in ALL_ZOO for b in POLICIES], ids=[f"{n}-{b}" for n in ALL_ZOO for b in POLICIES]
+    ("name", "policy"), [(n, b) for n in ALL_ZOO for b in BUFFER_POLICY], ids=[f"{n}-{b}" for n in ALL_ZOO for b in BUFFER_POLICY]
 )
 
 
 @module_combos
 def test_module_functions_match_calls_and_trace_io(exported: ExportFn, name: str, policy: str) -> None:
-    e = exported(name, "module", policy)
+    e = exported(name, Granularity.MODULE, policy)
     functions = e.data.get("functions", [])
     keys = [(f["domain"], f["name"], f.get("overload", "")) for f in functions]
     assert len(keys) == len(set(keys)), "two FunctionProtos share (domain, name, overload)"
     callers: dict[tuple[str, str, str], list[str]] = {}
     for node in all_nodes(e.data):
-        if node["domain"] == MODULE:
+        if node["domain"] == Domain.MODULE:
             callers.setdefault((node["domain"], node["opType"], node.get("overload", "")), []).append(node["name"])
     for key in keys:
         assert len(callers.get(key, [])) == 1, f"function {key} is called by {callers.get(key)}"
@@ -598,7 +595,7 @@ def test_module_functions_match_calls_and_trace_io(exported: ExportFn, name: str
     kept_names = {t.name for t in kept}
     for f in functions:
         call = f["overload"]
-        assert f["domain"] == MODULE
+        assert f["domain"] == Domain.MODULE
         inside = {t.name for t in kept if t.role in ("op", "buffer") and call in t.calls}
         assert inside, f"function {call} draws no op of the trace"
         expected_in = {p for t in kept if t.name in inside for p in t.parents if p in kept_names and p not in inside}
@@ -608,7 +605,7 @@ def test_module_functions_match_calls_and_trace_io(exported: ExportFn, name: str
         assert set(f.get("input", [])) == expected_in, f"function {call} inputs"
         assert set(f.get("output", [])) == expected_out, f"function {call} outputs"
         # The caller passes exactly these values (formal names are the actual ones).
-        (caller,) = [n for n in all_nodes(e.data) if n["domain"] == MODULE and n.get("overload") == call]
+        (caller,) = [n for n in all_nodes(e.data) if n["domain"] == Domain.MODULE and n.get("overload") == call]
         assert caller["name"] == call
         assert caller.get("input", []) == f.get("input", [])
         assert caller.get("output", []) == f.get("output", [])
@@ -617,9 +614,9 @@ def test_module_functions_match_calls_and_trace_io(exported: ExportFn, name: str
 @module_combos
 def test_module_dataflow_equals_op_dataflow(exported: ExportFn, name: str, policy: str) -> None:
     """The same data flow, but for side computations, which only the op view draws."""
-    e = exported(name, "module", policy)
+    e = exported(name, Granularity.MODULE, policy)
     module_pairs, module_outputs = flat_dataflow(e.data)
-    op_pairs, op_outputs = flat_dataflow(exported(name, "op", policy).data)
+    op_pairs, op_outputs = flat_dataflow(exported(name, Granularity.OP, policy).data)
     side = side_ops(trace_table(e.log), policy)
     op_pairs = {(a, b) for a, b in op_pairs if b not in side}
     assert module_pairs == op_pairs
@@ -637,10 +634,10 @@ def test_module_view_discloses_every_hidden_node(exported: ExportFn, name: str, 
     """Spec: disclosures ride the owning module's docString (module-call ``hidden``
     attribute, or the root graph's docString at the root) plus the model metadata.
     (Regression: resnet's root-level bn1 buffers were once disclosed only in the totals.)"""
-    e = exported(name, "module", policy)
+    e = exported(name, Granularity.MODULE, policy)
     buffers, ops = _hidden_numbers(e.data["graph"].get("docString", ""))
     for node in all_nodes(e.data):
-        if node["domain"] == MODULE:
+        if node["domain"] == Domain.MODULE:
             b, o = _hidden_numbers(attrs_of(node).get("hidden", ""))
             buffers, ops = buffers + b, ops + o
     assert (buffers, ops) == (e.meta["torchlens.hidden_buffer_count"], e.meta["torchlens.hidden_op_count"])
@@ -651,7 +648,7 @@ def test_module_view_discloses_every_hidden_node(exported: ExportFn, name: str, 
 
 @module_combos
 def test_rolled_has_one_node_per_layer(exported: ExportFn, name: str, policy: str) -> None:
-    e = exported(name, "rolled", policy)
+    e = exported(name, Granularity.ROLLED, policy)
     table = trace_table(e.log)
     gone = set().union(*hidden_by_policy(table, policy))
     layers = {t.layer for t in table if t.role in ("op", "buffer") and t.name not in gone}
@@ -671,7 +668,7 @@ def _graph_node(data: dict[str, Any], node_name: str) -> dict[str, Any]:
 
 
 def test_rolled_loop_merges_five_passes_without_a_cycle(exported: ExportFn) -> None:
-    e = exported("loop", "rolled", "meaningful")
+    e = exported("loop", Granularity.ROLLED, BufferPolicy.MEANINGFUL)
     onnx.checker.check_model(e.model, full_check=True)
     five = [n for n in e.data["graph"]["node"] if attrs_of(n).get("passes") == 5]
     assert {n["opType"] for n in five} == {"linear", "tanh"}
@@ -684,7 +681,7 @@ def test_rolled_loop_merges_five_passes_without_a_cycle(exported: ExportFn) -> N
 
 
 def test_rolled_loop_growing_discloses_shape_drift(exported: ExportFn) -> None:
-    e = exported("loop_growing", "rolled", "meaningful")
+    e = exported("loop_growing", Granularity.ROLLED, BufferPolicy.MEANINGFUL)
     graph = bodies(e.data)[0]
     (lin,) = [n for n in graph.nodes if n["opType"] == "linear"]
     attrs = attrs_of(lin)
@@ -699,16 +696,16 @@ def test_rolled_loop_growing_discloses_shape_drift(exported: ExportFn) -> None:
 # ------------------------------------------------------------------ determinism and warnings
 
 
+@pytest.mark.parametrize("granularity", GRANULARITY)
 @pytest.mark.parametrize("name", ALL_ZOO)
-def test_export_is_deterministic(exported: ExportFn, zoo_trace: ZooTrace, tmp_path: Path, name: str) -> None:
-    for granularity in GRANULARITIES:
-        first = exported(name, granularity, "meaningful")
-        again = _export(zoo_trace(name), tmp_path / first.result.artifact.name, granularity, "meaningful")  # type: ignore[union-attr]
-        assert again.artifact_json == first.result.artifact_json
-        assert again.companion_json == first.result.companion_json
-        assert again.artifact is not None and again.companion is not None
-        assert again.artifact.read_bytes() == first.result.artifact.read_bytes()  # type: ignore[union-attr]
-        assert again.companion.read_bytes() == first.result.companion.read_bytes()  # type: ignore[union-attr]
+def test_export_is_deterministic(exported: ExportFn, zoo_trace: ZooTrace, tmp_path: Path, name: str, granularity: str) -> None:
+    first = exported(name, granularity, BufferPolicy.MEANINGFUL)
+    again = _export(zoo_trace(name), tmp_path / first.result.artifact.name, granularity, BufferPolicy.MEANINGFUL)  # type: ignore[union-attr]
+    assert again.artifact_json == first.result.artifact_json
+    assert again.companion_json == first.result.companion_json
+    assert again.artifact is not None and again.companion is not None
+    assert again.artifact.read_bytes() == first.result.artifact.read_bytes()  # type: ignore[union-attr]
+    assert again.companion.read_bytes() == first.result.companion.read_bytes()  # type: ignore[union-attr]
 
 
 def _record(log: torchlens.Trace, path: Path, **kwargs: Any) -> tuple[tlnetron.ExportResult, list[TlnetronWarning]]:
@@ -721,12 +718,12 @@ def _record(log: torchlens.Trace, path: Path, **kwargs: Any) -> tuple[tlnetron.E
 
 
 def test_legibility_warning_fires_for_gpt2_op_view(zoo_trace: ZooTrace, tmp_path: Path) -> None:
-    result, caught = _record(zoo_trace("gpt2"), tmp_path / "gpt2.onnx.json", granularity="op")
+    result, caught = _record(zoo_trace("gpt2"), tmp_path / "gpt2.onnx.json", granularity=Granularity.OP)
     legibility = [w for w in caught if w.code == LEGIBILITY_CODE]
     assert len(legibility) == 1
     message = str(legibility[0])
     assert "Remedy:" in message
-    assert 'granularity="module"' in message
+    assert f'granularity="{Granularity.MODULE}"' in message
     assert LEGIBILITY_CODE in result.warnings
     model = onnx.ModelProto()
     json_format.Parse(result.artifact_json, model)
@@ -735,12 +732,12 @@ def test_legibility_warning_fires_for_gpt2_op_view(zoo_trace: ZooTrace, tmp_path
     assert LEGIBILITY_CODE in meta["torchlens.warnings"]
     # The warning is raised (not only recorded): warnings-as-errors callers see it.
     with pytest.warns(TlnetronWarning, match=LEGIBILITY_CODE):
-        tlnetron.export(zoo_trace("gpt2"), tmp_path / "again.onnx.json", granularity="op")
+        tlnetron.export(zoo_trace("gpt2"), tmp_path / "again.onnx.json", granularity=Granularity.OP)
 
 
 @pytest.mark.parametrize("name", ["gpt2", "gpt2_small", "bert", "t5"])
 def test_legibility_warning_silent_for_module_view(zoo_trace: ZooTrace, tmp_path: Path, name: str) -> None:
-    result, caught = _record(zoo_trace(name), tmp_path / f"{name}.onnx.json", granularity="module")
+    result, caught = _record(zoo_trace(name), tmp_path / f"{name}.onnx.json", granularity=Granularity.MODULE)
     assert [w.code for w in caught if w.code == LEGIBILITY_CODE] == []
     assert LEGIBILITY_CODE not in result.warnings
     model = onnx.ModelProto()

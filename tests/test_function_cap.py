@@ -13,6 +13,7 @@ from google.protobuf import json_format
 
 import tlnetron
 import tlnetron.view_module as view_module
+from tlnetron._generated.vocab import Domain
 from zoo import ZooTrace
 
 
@@ -34,7 +35,7 @@ def test_calls_past_the_function_limit_are_inlined(zoo_trace: ZooTrace, tmp_path
     assert "function_limit_inlined" in json.loads(meta["torchlens.warnings"])
     # Inlining moves boxes, it never loses ops: every op node is still drawn somewhere.
     def op_nodes(m: onnx.ModelProto) -> set[str]:
-        return {n.name for body in (m.graph, *m.functions) for n in body.node if n.domain == "ai.torchlens.lossy"}
+        return {n.name for body in (m.graph, *m.functions) for n in body.node if n.domain == Domain.LOSSY}
 
     reference = onnx.ModelProto()
     json_format.Parse(full.artifact_json, reference)

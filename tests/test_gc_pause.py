@@ -9,6 +9,7 @@ import pytest
 
 import tlnetron
 import tlnetron.api
+from tlnetron._generated.vocab import GRANULARITY, Granularity
 from zoo import ZooTrace
 
 
@@ -22,7 +23,7 @@ def test_gc_is_paused_during_the_export_and_restored(zoo_trace: ZooTrace, tmp_pa
 
     monkeypatch.setattr(tlnetron.api, "check_onnx", spy)
     assert gc.isenabled()
-    tlnetron.export(zoo_trace("loop"), tmp_path / "m.onnx.json", granularity="op")
+    tlnetron.export(zoo_trace("loop"), tmp_path / "m.onnx.json", granularity=Granularity.OP)
     assert seen == [False]
     assert gc.isenabled()
 
@@ -36,13 +37,13 @@ def test_gc_is_restored_after_a_refusal(zoo_trace: ZooTrace, tmp_path: Path) -> 
 def test_a_disabled_gc_stays_disabled(zoo_trace: ZooTrace, tmp_path: Path) -> None:
     gc.disable()
     try:
-        tlnetron.export(zoo_trace("loop"), tmp_path / "m.onnx.json", granularity="op")
+        tlnetron.export(zoo_trace("loop"), tmp_path / "m.onnx.json", granularity=Granularity.OP)
         assert not gc.isenabled()
     finally:
         gc.enable()
 
 
-@pytest.mark.parametrize("granularity", ["module", "op", "rolled"])
+@pytest.mark.parametrize("granularity", GRANULARITY)
 def test_the_export_frees_what_it_built_before_collection_resumes(
     zoo_trace: ZooTrace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, granularity: str
 ) -> None:

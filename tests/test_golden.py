@@ -27,7 +27,7 @@ from torch import nn
 
 import tlnetron
 from tlnetron import TlnetronWarning
-from tlnetron._generated.vocab import MetaKey
+from tlnetron._generated.vocab import COMPANION_SIGNATURE, Granularity, MetaKey
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 ARTIFACT = GOLDEN / "tiny_op.onnx.json"
@@ -115,7 +115,7 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
     path = tmp_path_factory.mktemp("golden") / "tiny_op.onnx.json"
     with warnings.catch_warnings():
         warnings.simplefilter("error", TlnetronWarning)  # the tiny model raises no warning
-        result = tlnetron.export(log, path, granularity="op")
+        result = tlnetron.export(log, path, granularity=Granularity.OP)
     assert result.companion_json is not None
     # The id depends on the observed durations: checked here, normalised below.
     ids = [p["value"] for p in json.loads(result.artifact_json)["metadataProps"] if p["key"] == MetaKey.EXPORT_ID]
@@ -153,7 +153,7 @@ def test_golden_files_are_small_and_still_valid() -> None:
     onnx.checker.check_model(model, full_check=True)
     names = [n.name for n in model.graph.node]
     assert names == ["linear_1_1", "relu_1_2"]
-    assert json.loads(COMPANION.read_text(encoding="utf-8"))["signature"] == "netron:attachment"
+    assert json.loads(COMPANION.read_text(encoding="utf-8"))["signature"] == COMPANION_SIGNATURE
 
 
 def test_normalisation_removes_every_duration(exported: tuple[str, str]) -> None:

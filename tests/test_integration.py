@@ -32,6 +32,7 @@ from torchlens.ecosystem import plugins
 import tlnetron
 import tlnetron.integration
 from tlnetron import TlnetronWarning
+from tlnetron._generated.vocab import COMPANION_SIGNATURE
 
 GROUP = "torchlens.export_targets"
 ENTRY_VALUE = "tlnetron.integration:export_target_factory"
@@ -144,6 +145,6 @@ def test_export_through_the_registry_writes_a_valid_artifact(
     assert proto.producer_name == "tlnetron"
     assert result.companion is not None
     companion = json.loads(result.companion.read_text(encoding="utf-8"))
-    assert companion["signature"] == "netron:attachment"
+    assert companion["signature"] == COMPANION_SIGNATURE
     names = {n.name for n in proto.graph.node} | {n.name for f in proto.functions for n in f.node}
     assert all(r["target"] in names for r in companion["metadata"] + companion["metrics"] if r["kind"] == "node")

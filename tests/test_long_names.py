@@ -21,7 +21,7 @@ from torch import nn
 
 import tlnetron
 from tlnetron import TlnetronWarning
-from tlnetron._generated.vocab import NODE_TEXT_MAX_LENGTH
+from tlnetron._generated.vocab import GRANULARITY, NODE_TEXT_MAX_LENGTH, BufferPolicy
 from tlnetron.api import export_ir
 from tlnetron.ir import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, OpIR, TraceIR
 from tlnetron.nodes import shortened
@@ -47,7 +47,7 @@ def _attributes(node: dict[str, Any]) -> dict[str, str]:
     return {a["name"]: base64.b64decode(a["s"]).decode("utf-8") if "s" in a else str(a.get("i")) for a in node.get("attribute", [])}
 
 
-@pytest.mark.parametrize("granularity", ["module", "op", "rolled"])
+@pytest.mark.parametrize("granularity", GRANULARITY)
 def test_long_module_names_export_shortened_with_the_whole_in_the_description(tmp_path: Path, granularity: str) -> None:
     torch.manual_seed(0)
     log = torchlens.trace(_long_model().eval(), torch.randn(2, 4))
@@ -70,7 +70,8 @@ def test_long_module_names_export_shortened_with_the_whole_in_the_description(tm
     assert seen_long >= 1, "no attribute was long enough to be shortened: the model does not test anything"
 
 
-def test_a_long_torch_function_name_is_shortened_in_every_view(tmp_path: Path) -> None:
+@pytest.mark.parametrize("granularity", GRANULARITY)
+def test_a_long_torch_function_name_is_shortened_in_every_view(tmp_path: Path, granularity: str) -> None:
     """An IR literal: a function name past the limit (the old refusal, artifact_invalid)."""
     long_function = "torch.nn.functional." + "f" * 2500
 
@@ -80,16 +81,15 @@ def test_a_long_torch_function_name_is_shortened_in_every_view(tmp_path: Path) -
                     function=function, module_path="m" * 2100 if role == ROLE_OP else None)
 
     ir = TraceIR(ops=(op("input_1", ROLE_INPUT), op("relu_1_1", ROLE_OP, ("input_1",), long_function), op("output_1", ROLE_OUTPUT, ("relu_1_1",))))
-    for granularity in ("op", "rolled", "module"):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", TlnetronWarning)
-            result = export_ir(ir, tmp_path / "m.onnx.json", granularity=granularity, depth=None, show_buffers="meaningful", attachment=None)
-        node = next(n for n in json.loads(result.artifact_json)["graph"]["node"] if n["name"] == "relu_1_1")
-        attrs = _attributes(node)
-        assert attrs["function"] == shortened(long_function) and len(attrs["function"]) == NODE_TEXT_MAX_LENGTH
-        assert attrs["function"].startswith("torch.nn.functional.fff") and "2,520 characters in all" in attrs["function"]
-        assert f"torch function: {long_function}" in node["docString"]
-        assert f"module_path (whole): {'m' * 2100}" in node["docString"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TlnetronWarning)
+        result = export_ir(ir, tmp_path / "m.onnx.json", granularity=granularity, depth=None, show_buffers=BufferPolicy.MEANINGFUL, attachment=None)
+    node = next(n for n in json.loads(result.artifact_json)["graph"]["node"] if n["name"] == "relu_1_1")
+    attrs = _attributes(node)
+    assert attrs["function"] == shortened(long_function) and len(attrs["function"]) == NODE_TEXT_MAX_LENGTH
+    assert attrs["function"].startswith("torch.nn.functional.fff") and "2,520 characters in all" in attrs["function"]
+    assert f"torch function: {long_function}" in node["docString"]
+    assert f"module_path (whole): {'m' * 2100}" in node["docString"]
 
 
 def test_shortened_keeps_short_text_and_cuts_long_text_to_the_limit() -> None:

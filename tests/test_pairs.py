@@ -28,6 +28,7 @@ from typing import Any
 import pytest
 
 from tlnetron import TlnetronError, TlnetronWarning
+from tlnetron._generated.vocab import BufferPolicy, Granularity
 from tlnetron.api import export_ir
 from tlnetron.ir import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, OpIR, TraceIR
 
@@ -56,8 +57,8 @@ def chain(length: int, *, clash: bool = False) -> TraceIR:
 def write(folder: Path, length: int, **kwargs: Any) -> Any:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TlnetronWarning)
-        return export_ir(chain(length, clash=kwargs.pop("clash", False)), folder / ARTIFACT, granularity="op", depth=None,
-                         show_buffers="meaningful", attachment=None, **kwargs)
+        return export_ir(chain(length, clash=kwargs.pop("clash", False)), folder / ARTIFACT, granularity=Granularity.OP, depth=None,
+                         show_buffers=BufferPolicy.MEANINGFUL, attachment=None, **kwargs)
 
 
 def expected_pairs(tmp_path: Path, lengths: list[int]) -> dict[bytes, bytes]:

@@ -10,6 +10,7 @@ import torchlens
 
 import tlnetron
 from tlnetron import PROGRESS_STAGES, TlnetronWarning
+from tlnetron._generated.vocab import GRANULARITY, BufferPolicy, Granularity
 from tlnetron.cli import main as cli_main
 from tlnetron.progress import every_share
 from zoo import ZooTrace
@@ -70,7 +71,7 @@ def test_no_companion_stage_without_a_companion(zoo_trace: ZooTrace, tmp_path: P
     assert calls[-1][2] == 1000 - 10 * dict(PROGRESS_STAGES)["companion"]
 
 
-@pytest.mark.parametrize("granularity", ["module", "op", "rolled"])
+@pytest.mark.parametrize("granularity", GRANULARITY)
 def test_large_traces_report_while_reading_and_building(zoo_trace: ZooTrace, tmp_path: Path, granularity: str) -> None:
     """T5's 325 ops: the reader reports about every 2% of the ops (at least 50 at a time),
     the builder about every 2% of the nodes, and each report stays inside its stage's share."""
@@ -85,11 +86,11 @@ def test_large_traces_report_while_reading_and_building(zoo_trace: ZooTrace, tmp
     assert len(reads) == 1 + len(list(trace.ops)) // 50  # 0, then after 50, 100, ... ops
     assert max(reads) < 10 * dict(PROGRESS_STAGES)["read"]
     builds = [d for s, d, _ in calls if s == "build"]
-    assert len(builds) > 1 or granularity == "rolled"  # the rolled view has too few nodes
+    assert len(builds) > 1 or granularity == Granularity.ROLLED  # the rolled view has too few nodes
     projects = [d for s, d, _ in calls if s == "project"]
     # The op and rolled views count ops / layers (over 100 here); T5's module view has too
     # few function bodies (see the synthetic test below).
-    assert len(projects) > 1 or granularity == "module"
+    assert len(projects) > 1 or granularity == Granularity.MODULE
     starts = {s: d for s, d, _ in reversed(calls)}  # each stage's first report
     assert all(starts["build"] <= d < starts["check"] for d in builds)
 
@@ -118,8 +119,8 @@ def test_the_module_view_reports_while_building_its_function_bodies(tmp_path: Pa
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TlnetronWarning)  # 300 boxes in a row: past the legibility budget
         result = export_ir(
-            TraceIR(ops=tuple(ops), calls=tuple(calls)), tmp_path / "m.onnx.json", granularity="module",
-            depth=None, show_buffers="meaningful", attachment=None, progress=lambda *a: reports.append(a),
+            TraceIR(ops=tuple(ops), calls=tuple(calls)), tmp_path / "m.onnx.json", granularity=Granularity.MODULE,
+            depth=None, show_buffers=BufferPolicy.MEANINGFUL, attachment=None, progress=lambda *a: reports.append(a),
         )  # fmt: skip
     assert result.function_count == 300
     _assert_well_formed(reports, first="project")  # export_ir is given a read IR
@@ -142,7 +143,7 @@ def test_a_failing_hook_stops_the_export_and_writes_nothing(zoo_trace: ZooTrace,
                 raise Stop(stage)
 
         with pytest.raises(Stop):
-            tlnetron.export(zoo_trace("loop"), path, granularity="op", progress=hook)
+            tlnetron.export(zoo_trace("loop"), path, granularity=Granularity.OP, progress=hook)
         assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before, stop_at
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tlnetron import TlnetronWarning, export
+from tlnetron._generated.vocab import BUFFER_POLICY, GRANULARITY, BufferPolicy, Granularity
 from tlnetron.api import export_ir
 from tlnetron.ir import ROLE_BUFFER, ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, OpIR, TraceIR
 from tlnetron.reader import read_trace
@@ -23,8 +24,8 @@ from zoo import ZooTrace
 
 
 @pytest.mark.parametrize("name", ["bn_cnn_train", "bn_cnn_eval", "resnet"])
-@pytest.mark.parametrize("policy", ["meaningful", "never", "always"])
-@pytest.mark.parametrize("granularity", ["module", "op", "rolled"])
+@pytest.mark.parametrize("policy", BUFFER_POLICY)
+@pytest.mark.parametrize("granularity", GRANULARITY)
 def test_light_buffer_read_exports_the_same_bytes(
     zoo_trace: ZooTrace, tmp_path: Path, name: str, policy: str, granularity: str
 ) -> None:
@@ -34,7 +35,7 @@ def test_light_buffer_read_exports_the_same_bytes(
     buffers = [op for op in full.ops if op.role == ROLE_BUFFER]
     assert buffers, f"{name} has no buffer pseudo-ops to read lightly"
     skipped = [op for op in light.ops if op.role == ROLE_BUFFER and op.shape is None]
-    if policy == "always":
+    if policy == BufferPolicy.ALWAYS:
         assert light == full
     else:
         assert skipped, "the policy hides buffers, so some were read lightly"
@@ -54,7 +55,7 @@ def test_light_buffer_read_exports_the_same_bytes(
 
 
 @pytest.mark.parametrize("name", ["loop", "loop_growing", "twice", "gpt2", "bn_cnn_train", "multi_output_mixed"])
-@pytest.mark.parametrize("policy", ["meaningful", "never", "always"])
+@pytest.mark.parametrize("policy", BUFFER_POLICY)
 def test_brief_repeats_export_the_same_rolled_bytes(zoo_trace: ZooTrace, tmp_path: Path, name: str, policy: str) -> None:
     log = zoo_trace(name)
     brief = read_trace(log, show_buffers=policy, module_calls=False, brief_repeats=True)
@@ -75,9 +76,9 @@ def test_brief_repeats_export_the_same_rolled_bytes(zoo_trace: ZooTrace, tmp_pat
         # id in both files is derived from both.
         (tmp_path / "a").mkdir()
         (tmp_path / "b").mkdir()
-        via_export = export(log, tmp_path / "a" / "m.onnx.json", granularity="rolled", show_buffers=policy)
+        via_export = export(log, tmp_path / "a" / "m.onnx.json", granularity=Granularity.ROLLED, show_buffers=policy)
         via_full = export_ir(
-            full, tmp_path / "b" / "m.onnx.json", granularity="rolled", depth=None, show_buffers=policy, attachment=None
+            full, tmp_path / "b" / "m.onnx.json", granularity=Granularity.ROLLED, depth=None, show_buffers=policy, attachment=None
         )
     assert via_export.artifact_json == via_full.artifact_json
     assert via_export.companion_json == via_full.companion_json
@@ -151,7 +152,7 @@ def test_rolled_layer_whose_first_pass_is_hidden_is_described_by_its_first_pass(
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TlnetronWarning)
-        res = export_ir(TraceIR(ops=ops), tmp_path / "m.onnx.json", granularity="rolled", depth=None, show_buffers="meaningful", attachment=None)
+        res = export_ir(TraceIR(ops=ops), tmp_path / "m.onnx.json", granularity=Granularity.ROLLED, depth=None, show_buffers=BufferPolicy.MEANINGFUL, attachment=None)
     (node,) = [n for n in json.loads(res.artifact_json)["graph"]["node"] if n["name"] == "add_1_1"]
     attrs = {a["name"] for a in node.get("attribute", [])}
     assert {"function", "module_path"} <= attrs
@@ -177,7 +178,7 @@ def test_worded_fact_memos_start_empty_for_every_export(tmp_path: Path) -> None:
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TlnetronWarning)
-        export_ir(TraceIR(ops=ops), tmp_path / "m.onnx.json", granularity="op", depth=None, show_buffers="meaningful", attachment=None)
+        export_ir(TraceIR(ops=ops), tmp_path / "m.onnx.json", granularity=Granularity.OP, depth=None, show_buffers=BufferPolicy.MEANINGFUL, attachment=None)
     # No op has FLOPs, bytes or a shape: nothing from before the export survives it.
     assert flops_text.cache_info().currsize == 0
     assert bytes_text.cache_info().currsize == 0

@@ -20,6 +20,7 @@ import torchlens
 import tlnetron
 import tlnetron.writer
 from tlnetron import TlnetronError, TlnetronWarning
+from tlnetron._generated.vocab import GRANULARITY, BufferPolicy, Granularity
 from zoo import ZooTrace
 
 MODEL = "twice"  # small and fast; has module calls and two outputs
@@ -86,10 +87,10 @@ def test_invalid_depth(log: torchlens.Trace, tmp_path: Path, depth: Any) -> None
     assert _tree(tmp_path) == {}
 
 
-@pytest.mark.parametrize("granularity", ["op", "rolled"])
+@pytest.mark.parametrize("granularity", [g for g in GRANULARITY if g != Granularity.MODULE])
 def test_depth_not_applicable(log: torchlens.Trace, tmp_path: Path, granularity: str) -> None:
     err = _refused("depth_not_applicable", log, tmp_path / "m.onnx.json", granularity=granularity, depth=2)
-    assert "module" in err.remedy
+    assert Granularity.MODULE in err.remedy
     assert _tree(tmp_path) == {}
 
 
@@ -159,7 +160,7 @@ def test_invalid_option(log: torchlens.Trace, tmp_path: Path, path_kind: str, kw
 
 def _existing_pair(log: torchlens.Trace, folder: Path) -> tuple[Path, dict[str, bytes]]:
     path = folder / "m.onnx.json"
-    result = _export(log, path, granularity="op")
+    result = _export(log, path, granularity=Granularity.OP)
     assert result.companion is not None and result.companion.is_file()
     return path, _tree(folder)
 
@@ -169,7 +170,7 @@ def _refusing_calls(log: torchlens.Trace) -> Iterator[tuple[str, Any, dict[str, 
     yield "invalid_granularity", log, {"granularity": "layers"}
     yield "invalid_buffer_policy", log, {"show_buffers": "some"}
     yield "invalid_depth", log, {"depth": 0}
-    yield "depth_not_applicable", log, {"granularity": "rolled", "depth": 1}
+    yield "depth_not_applicable", log, {"granularity": Granularity.ROLLED, "depth": 1}
     yield "invalid_option", log, {"attachment": "yes"}
 
 
@@ -211,14 +212,14 @@ def test_failed_second_replace_restores_everything(
     fake = _FailingSecondReplace()
     monkeypatch.setattr(tlnetron.writer, "os", fake)
     # The module view differs from the op view on disk, so a half-done write would show.
-    _refused("destination_unwritable", log, path, granularity="module")
+    _refused("destination_unwritable", log, path, granularity=Granularity.MODULE)
     monkeypatch.undo()
     assert len(fake.calls) >= 2, "the writer did not replace the files one by one"
     assert fake.calls[0][1] == str(path)
     assert _tree(tmp_path) == before  # first file restored (or removed), no temp/backup files
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
     # And the destination still accepts a normal export afterwards.
-    result = _export(log, path, granularity="module")
+    result = _export(log, path, granularity=Granularity.MODULE)
     assert path.read_text(encoding="utf-8") == result.artifact_json
 
 
@@ -243,7 +244,7 @@ def test_every_file_reaches_the_disk_before_any_destination_is_replaced(
 
     monkeypatch.setattr(tlnetron.writer, "_datasync", sync)
     monkeypatch.setattr(tlnetron.writer, "os", _Os())
-    result = _export(log, path, granularity="op")
+    result = _export(log, path, granularity=Granularity.OP)
     monkeypatch.undo()
     assert result.companion is not None
     sizes = [len(result.artifact_bytes), len(result.companion_bytes or b"")]
@@ -276,7 +277,7 @@ def test_both_files_are_staged_and_written_out_while_the_checker_runs(
     monkeypatch.setattr(tlnetron.writer, "_start_writeback", start)
     monkeypatch.setattr(tlnetron.writer, "_datasync", sync)
     monkeypatch.setattr(tlnetron.api, "check_onnx", check)
-    result = _export(log, path, granularity="module")
+    result = _export(log, path, granularity=Granularity.MODULE)
     monkeypatch.undo()
     sizes = {"artifact": len(result.artifact_bytes), "companion": len(result.companion_bytes or b"")}
     pid = os.getpid()
@@ -316,7 +317,7 @@ def test_a_checker_refusal_after_staging_removes_the_staged_files(log: torchlens
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(tlnetron.writer.StagedFiles, "stage", stage)
         with pytest.raises(TlnetronError) as info:
-            export_ir(TraceIR(ops=ops), path, granularity="op", depth=None, show_buffers="meaningful", attachment=None)
+            export_ir(TraceIR(ops=ops), path, granularity=Granularity.OP, depth=None, show_buffers=BufferPolicy.MEANINGFUL, attachment=None)
     assert info.value.code == "artifact_invalid" and "single static assignment" in str(info.value)
     assert staged == ["m.onnx.json"]
     assert _tree(tmp_path) == before  # no temporary file left, existing files untouched
@@ -333,7 +334,7 @@ def test_a_checker_failure_with_both_files_staged_changes_nothing(
         return "made to fail after staging"
 
     monkeypatch.setattr(tlnetron.api, "check_onnx", failing_check)
-    err = _refused("artifact_invalid", log, path, granularity="module")
+    err = _refused("artifact_invalid", log, path, granularity=Granularity.MODULE)
     assert "made to fail after staging" in str(err)
     assert len(seen) == 1 and len(seen[0]) == 2  # both files were staged when the check ran
     assert _tree(tmp_path) == before
@@ -345,7 +346,7 @@ def test_a_staging_failure_removes_what_was_staged_before(log: torchlens.Trace, 
     path, before = _existing_pair(log, tmp_path)
     blocker = tmp_path / f".{path.name}.{os.getpid()}.tlnetron-tmp"
     blocker.mkdir()
-    err = _refused("destination_unwritable", log, path, granularity="module")
+    err = _refused("destination_unwritable", log, path, granularity=Granularity.MODULE)
     assert str(blocker) in str(err)
     blocker.rmdir()
     assert _tree(tmp_path) == before
@@ -385,7 +386,7 @@ def test_companion_destination_is_a_folder(log: torchlens.Trace, tmp_path: Path)
     companion.unlink()
     companion.mkdir()
     before = _tree(tmp_path)
-    _refused("destination_unwritable", log, path, granularity="module")
+    _refused("destination_unwritable", log, path, granularity=Granularity.MODULE)
     assert _tree(tmp_path) == before
     assert companion.is_dir()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.onnx.attachment.json", "m.onnx.json"]
@@ -406,13 +407,13 @@ def test_companion_refusal_at_export_leaves_existing_files_as_they_were(log: tor
         OpIR(name="output_1", layer="output_1", pass_index=1, num_passes=1, op_type="output", role=ROLE_OUTPUT, shape=(2,), dtype="float32", parents=("relu\nb",)),
     )
     with pytest.raises(TlnetronError) as info:
-        export_ir(TraceIR(ops=ops), path, granularity="op", depth=None, show_buffers="meaningful", attachment=None)
+        export_ir(TraceIR(ops=ops), path, granularity=Granularity.OP, depth=None, show_buffers=BufferPolicy.MEANINGFUL, attachment=None)
     assert info.value.code == "netron_attachment_invalid"
     assert _tree(tmp_path) == before  # no temporary file, existing files untouched
     # Without the companion the same IR exports (the artifact itself was fine).
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TlnetronWarning)
-        result = export_ir(TraceIR(ops=ops), path, granularity="op", depth=None, show_buffers="meaningful", attachment=False)
+        result = export_ir(TraceIR(ops=ops), path, granularity=Granularity.OP, depth=None, show_buffers=BufferPolicy.MEANINGFUL, attachment=False)
     assert path.read_text(encoding="utf-8") == result.artifact_json
 
 
@@ -420,7 +421,7 @@ def test_a_stale_backup_from_a_killed_run_is_replaced_not_fatal(log: torchlens.T
     path, _ = _existing_pair(log, tmp_path)
     stale = tmp_path / f".{path.name}.{os.getpid()}.tlnetron-bak"
     stale.write_bytes(b"left behind by a killed export")
-    result = _export(log, path, granularity="module")
+    result = _export(log, path, granularity=Granularity.MODULE)
     assert path.read_text(encoding="utf-8") == result.artifact_json
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
@@ -454,11 +455,11 @@ def test_a_node_the_schema_refuses_is_never_written(tmp_path: Path) -> None:
     path = tmp_path / "m.onnx.json"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TlnetronWarning)  # a constructed IR has no capture outcome
-        for granularity in ("op", "module"):  # the rolled view draws a layer, with no pass of its own
-            export_ir(ir("torch.relu"), path, granularity=granularity, depth=None, show_buffers="meaningful", attachment=None)
+        for granularity in (Granularity.OP, Granularity.MODULE):  # the rolled view draws a layer, with no pass of its own
+            export_ir(ir("torch.relu"), path, granularity=granularity, depth=None, show_buffers=BufferPolicy.MEANINGFUL, attachment=None)
             before = _tree(tmp_path)
             with pytest.raises(TlnetronError) as info:
-                export_ir(ir("bad"), path, granularity=granularity, depth=None, show_buffers="meaningful", attachment=None)
+                export_ir(ir("bad"), path, granularity=granularity, depth=None, show_buffers=BufferPolicy.MEANINGFUL, attachment=None)
             assert info.value.code == "artifact_invalid"
             assert "node 'relu_2_2'" in str(info.value) and "attributes.pass" in str(info.value)
             assert "Remedy:" in str(info.value)

@@ -20,19 +20,20 @@ import tlnetron.api
 import tlnetron.onnx_build
 from tlnetron.onnx_build import BuiltModel
 from tlnetron import TlnetronWarning
+from tlnetron._generated.vocab import BufferPolicy, Granularity
 from zoo import ZooTrace
 
 CASES = [
-    ("loop", "module", "meaningful"),
-    ("loop_growing", "rolled", "meaningful"),
-    ("bn_cnn_train", "op", "always"),
-    ("bn_cnn_train", "module", "always"),
-    ("multi_output_mixed", "op", "meaningful"),
-    ("scalar_and_empty", "op", "meaningful"),
-    ("conv3d", "module", "never"),
-    ("twice", "module", "meaningful"),
-    ("bert", "module", "meaningful"),
-    ("wrapped_cnn", "rolled", "always"),
+    ("loop", Granularity.MODULE, BufferPolicy.MEANINGFUL),
+    ("loop_growing", Granularity.ROLLED, BufferPolicy.MEANINGFUL),
+    ("bn_cnn_train", Granularity.OP, BufferPolicy.ALWAYS),
+    ("bn_cnn_train", Granularity.MODULE, BufferPolicy.ALWAYS),
+    ("multi_output_mixed", Granularity.OP, BufferPolicy.MEANINGFUL),
+    ("scalar_and_empty", Granularity.OP, BufferPolicy.MEANINGFUL),
+    ("conv3d", Granularity.MODULE, BufferPolicy.NEVER),
+    ("twice", Granularity.MODULE, BufferPolicy.MEANINGFUL),
+    ("bert", Granularity.MODULE, BufferPolicy.MEANINGFUL),
+    ("wrapped_cnn", Granularity.ROLLED, BufferPolicy.ALWAYS),
 ]
 
 

@@ -43,6 +43,7 @@ from torch import nn
 import tlnetron
 import tlnetron.serve as tlserve
 from tlnetron import TlnetronError, TlnetronWarning
+from tlnetron._generated.vocab import COMPANION_SIGNATURE, Granularity
 
 LOOPBACK = "127.0.0.1"
 URL_RE = re.compile(r"^http://127\.0\.0\.1:(\d+)/$")
@@ -381,7 +382,7 @@ def test_attachment_true_without_a_path_refuses(log: torchlens.Trace, browser: B
         ("m.onnx.attachment.json", json.dumps({"metadata": [], "metrics": []})),
         ("m.onnx.attachment.json", json.dumps({"signature": "netron:metadata", "metadata": [], "metrics": []})),
         ("m.onnx.attachment.json", "not json"),
-        ("m.onnx.attachment.txt", json.dumps({"signature": "netron:attachment", "metadata": [], "metrics": []})),
+        ("m.onnx.attachment.txt", json.dumps({"signature": COMPANION_SIGNATURE, "metadata": [], "metrics": []})),
         ("m.other.json", None),  # the artifact itself passed as the companion
     ],
     ids=["no-signature", "wrong-signature", "not-json", "not-dot-json", "artifact-as-companion"],
@@ -640,7 +641,7 @@ def test_serve_refuses_a_companion_of_another_export(log: torchlens.Trace, brows
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     first = export(log, tmp_path / "a" / "m.onnx.json")
-    second = export(log, tmp_path / "b" / "m.onnx.json", granularity="op")
+    second = export(log, tmp_path / "b" / "m.onnx.json", granularity=Granularity.OP)
     assert first.artifact is not None and second.companion is not None
     before = {t.ident for t in threading.enumerate()}
     with pytest.raises(TlnetronError) as info:

@@ -19,10 +19,10 @@ import pytest
 
 import tlnetron
 from tlnetron import TlnetronWarning
+from tlnetron._generated.vocab import Domain, Granularity
 from tlnetron.view_module import TRIVIAL_OP_TYPES
 from zoo import TASK_HEADS, ZooTrace
 
-MODULE = "ai.torchlens.module"
 
 # Where each model's head is: its module path (a call box) or the op type it inlines to.
 HEAD = {
@@ -50,7 +50,7 @@ def attrs(node: dict[str, Any]) -> dict[str, str]:
 
 
 def boxes(model: dict[str, Any]) -> list[dict[str, Any]]:
-    return [n for n in model["graph"]["node"] if n["domain"] == MODULE or n["opType"] not in (*TRIVIAL_OP_TYPES, "output", "buffer")]
+    return [n for n in model["graph"]["node"] if n["domain"] == Domain.MODULE or n["opType"] not in (*TRIVIAL_OP_TYPES, "output", "buffer")]
 
 
 @pytest.mark.parametrize("name", TASK_HEADS)
@@ -65,7 +65,7 @@ def test_the_default_root_is_a_diagram_with_the_head(zoo_trace: ZooTrace, tmp_pa
     paths = {attrs(n).get("module_path", "") for n in model["graph"]["node"]}
     assert any(p == head or p.startswith(head + ".") for p in paths), sorted(paths)
     # The backbone is open: no root box holds most of the model.
-    one_box = [n for n in model["graph"]["node"] if n["domain"] == MODULE and n["name"].split(":")[0].count(".") == 0 and n["name"].split(":")[0] != head]
+    one_box = [n for n in model["graph"]["node"] if n["domain"] == Domain.MODULE and n["name"].split(":")[0].count(".") == 0 and n["name"].split(":")[0] != head]
     assert one_box == [], [n["name"] for n in one_box]
     if int(m["torchlens.depth"]) > 1:
         reason = m["torchlens.depth_reason"]
@@ -76,10 +76,10 @@ def test_the_default_root_is_a_diagram_with_the_head(zoo_trace: ZooTrace, tmp_pa
 def test_attention_mask_checks_are_counted_not_drawn(zoo_trace: ZooTrace, tmp_path: Path, name: str) -> None:
     log = zoo_trace(name)
     model = export(log, tmp_path / "m.onnx.json")
-    op_view = export(log, tmp_path / "op.onnx.json", granularity="op")
+    op_view = export(log, tmp_path / "op.onnx.json", granularity=Granularity.OP)
     texts = [model["graph"].get("docString", "")] + [attrs(n).get("hidden", "") for f in [model["graph"], *model.get("functions", [])] for n in f["node"]]
     told = sum(int(t.split("Not drawn")[1].split(": ")[1].split(" side")[0]) for t in texts if "side computation" in t)
-    drawn = {n["name"] for f in [model["graph"], *model.get("functions", [])] for n in f["node"] if n["domain"] != MODULE}
+    drawn = {n["name"] for f in [model["graph"], *model.get("functions", [])] for n in f["node"] if n["domain"] != Domain.MODULE}
     missing = {n["name"] for n in op_view["graph"]["node"]} - drawn
     assert told == len(missing) >= 1, (told, sorted(missing))
     # What is left out ends in a scalar nobody draws: a check, not data flow.

@@ -30,10 +30,10 @@ from torch import nn
 
 import tlnetron
 from tlnetron import TlnetronWarning
+from tlnetron._generated.vocab import COMPANION_SIGNATURE, Domain
 from tlnetron.cli import main as cli_main
 from zoo import ZooTrace
 
-MODULE_DOMAIN = "ai.torchlens.module"
 TRIVIAL = frozenset(
     {
         "getitem", "getattr", "view", "reshape", "contiguous", "to", "type", "identity",
@@ -153,7 +153,7 @@ def check_pair(artifact: Path, companion_path: Path) -> dict[str, Any]:
         functions.add(f["name"])
         values |= {o for n in f.get("node", []) for o in n.get("output", [])} | {*f.get("input", []), *f.get("output", [])}
     companion = json.loads(companion_path.read_text(encoding="utf-8"))
-    assert companion["signature"] == "netron:attachment"
+    assert companion["signature"] == COMPANION_SIGNATURE
     for row in (*companion["metadata"], *companion["metrics"]):
         kind, target = row["kind"], row.get("target")
         if kind == "node":
@@ -174,7 +174,7 @@ def meta(model: dict[str, Any]) -> dict[str, str]:
 
 
 def root_calls(model: dict[str, Any]) -> list[str]:
-    return [n["name"] for n in model["graph"]["node"] if n["domain"] == MODULE_DOMAIN]
+    return [n["name"] for n in model["graph"]["node"] if n["domain"] == Domain.MODULE]
 
 
 def substance(model: dict[str, Any]) -> list[str]:
@@ -182,7 +182,7 @@ def substance(model: dict[str, Any]) -> list[str]:
     return [
         n["name"]
         for n in model["graph"]["node"]
-        if n["domain"] == MODULE_DOMAIN or n["opType"] not in TRIVIAL
+        if n["domain"] == Domain.MODULE or n["opType"] not in TRIVIAL
     ]
 
 
