@@ -36,7 +36,7 @@ def artifact_bytes(n_ops: int, tmp: Path) -> bytes:
     """The serialized model tlnetron checks for the module view of ``blocks`` at ``n_ops``."""
     import scale
 
-    import tlnetron.api as api
+    import tlnetron.pipeline as api
 
     kept: list[bytes] = []
     real = api.check_onnx

@@ -114,7 +114,9 @@ def _child(model: str, views: list[str], n: int, quick: bool, stages: bool, help
 
 def _stage_calls(log: Any, g: str) -> list[Any]:
     """One callable per entry of STAGES, each running that stage alone on fixed inputs."""
-    from tlnetron import api
+    from tlnetron import perf, pipeline
+    from tlnetron.companion import drawn_values
+    from tlnetron.options import ExportOptions
     from tlnetron.companion import build_companion, companion_bytes
     from tlnetron.metadata import encode_metadata, model_metadata
     from tlnetron.onnx_build import build_model
@@ -124,22 +126,23 @@ def _stage_calls(log: Any, g: str) -> list[Any]:
     # What export() reads with its defaults (the "meaningful" buffer policy reads less).
     options = {"show_buffers": "meaningful", "module_calls": g == "module", "brief_repeats": g == "rolled"}
     ir = read_trace(log, **options)
-    projection = api._project(ir, g, None, "meaningful")
-    meta = model_metadata(projection, ir, counts=api._counts(projection), warnings=[], baseline=None)
+    export_options = ExportOptions(granularity=g, show_buffers="meaningful")  # type: ignore[arg-type]
+    projection = pipeline.project(ir, export_options)
+    meta = model_metadata(projection, ir, counts=pipeline.counts(projection), warnings=[], baseline=None)
     rows = encode_metadata(meta)
     data = build_model(projection, rows, producer_version="0", graph_doc="view").proto
     companion = build_companion(projection, artifact_name="a.onnx.json", producer_version="0")
 
     def project() -> Any:
-        api._clear_text_memos()  # as every export starts
-        return api._project(ir, g, None, "meaningful")
+        perf.clear_memos()  # as every export starts
+        return pipeline.project(ir, export_options)
 
     return [
         lambda: read_trace(log, **options),
         project,
-        lambda: api._validate_nodes(projection),
+        lambda: pipeline._validate_nodes(projection),
         lambda: build_companion(projection, artifact_name="a.onnx.json", producer_version="0"),
-        lambda: list(companion_problems(companion, api._shown(projection))),
+        lambda: list(companion_problems(companion, pipeline.shown(projection, drawn_values(projection)))),
         lambda: companion_bytes(companion),
         lambda: build_model(projection, rows, producer_version="0", graph_doc="view"),
         lambda: check_onnx(data),

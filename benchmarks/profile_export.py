@@ -2,9 +2,9 @@
 
 Two looks at the same calls:
 
-1. Stage timings without a profiler: the pipeline steps ``tlnetron.api`` calls
+1. Stage timings without a profiler: the pipeline steps ``tlnetron.pipeline`` calls
    (read_trace, _project, build_model, check_onnx, build_companion, ...) are
-   wrapped in place (in the ``tlnetron.api`` namespace only, for this process) with
+   wrapped in place (in the ``tlnetron.pipeline`` namespace only, for this process) with
    timers that attribute *exclusive* time (a stage nested in another is not counted
    twice), median over ``--reps`` exports. "other" = the export's total minus the stages.
    Cyclic-GC pauses during the export are measured too (``gc.callbacks``): they land
@@ -42,17 +42,17 @@ sys.path.insert(0, str(HERE))
 
 import models  # noqa: E402
 
-# (label, names in tlnetron.api's namespace that implement it)
+# (label, names in tlnetron.pipeline's namespace that implement it)
 STAGES: list[tuple[str, tuple[str, ...]]] = [
     ("read trace (reader.read_trace)", ("read_trace",)),
-    ("project (view_*.project_*)", ("_project",)),
-    ("count nodes/edges (_counts)", ("_counts",)),
+    ("project (the view: view_*.project_*)", ("project",)),
+    ("count nodes/edges (counts)", ("counts",)),
     ("model metadata (model_metadata, encode_metadata)", ("model_metadata", "encode_metadata")),
     ("schema validation (metadata + every node)", ("validate", "_validate_nodes")),
     ("build protos and their JSON, serialized and encoded (onnx_build.build_model)", ("build_model",)),
     ("onnx.checker full_check (check_onnx)", ("check_onnx",)),
     ("companion build (build_companion)", ("build_companion",)),
-    ("companion validation (companion_problems, _shown)", ("companion_problems", "_shown")),
+    ("companion validation (companion_problems, shown)", ("companion_problems", "shown")),
     ("companion serialization (companion_bytes)", ("companion_bytes",)),
     # The writer's steps are methods (tlnetron.writer.StagedFiles), wrapped on the class.
     ("stage files: write + start writeback (StagedFiles.stage)", ("StagedFiles.stage",)),
@@ -115,14 +115,14 @@ class StageTimer:
 
 
 def install(timer: StageTimer) -> list[str]:
-    """Wrap the stage functions in tlnetron.api; return the names that were not found."""
-    import tlnetron.api as api
+    """Wrap the stage functions in tlnetron.pipeline; return the names that were not found."""
+    import tlnetron.pipeline as pipeline
     import tlnetron.writer as writer
 
     missing = []
     for label, names in STAGES:
         for name in names:
-            owner: Any = api
+            owner: Any = pipeline
             attr = name
             if "." in name:  # Class.method of tlnetron.writer
                 cls, attr = name.split(".", 1)
@@ -238,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
         timer = StageTimer()
         missing = install(timer)
         if missing:
-            print(f"(stage functions not found in tlnetron.api / tlnetron.writer, not timed: {missing})\n")
+            print(f"(stage functions not found in tlnetron.pipeline / tlnetron.writer, not timed: {missing})\n")
         for g in grans:
             st = stage_table(log, g, args.reps, tmp, timer)
             staged = sum(v for _, v in st["stages"])

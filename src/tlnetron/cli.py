@@ -355,7 +355,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
     # Everything a person can get wrong is refused here, before the slow part.
     attachment = _ATTACHMENT[args.attachment]
-    path = check_options(args.output, args.granularity, args.depth, args.show_buffers, attachment, args.serve)
+    options = check_options(args.output, args.granularity, args.depth, args.show_buffers, attachment, args.serve, args.activation_stats)
     trace = saved_trace(args.trace)
     baseline = _baseline(args, trace)
     if args.serve:
@@ -378,7 +378,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
             reference = baseline
         result = export(
             log,
-            path,
+            options.page or options.path,
             granularity=args.granularity,
             depth=args.depth,
             show_buffers=args.show_buffers,

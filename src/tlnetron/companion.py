@@ -14,12 +14,12 @@ from typing import Any
 
 from ._generated.vocab import SCHEMA_VERSION, CompanionKind, CompanionRow
 from .export_id import PLACEHOLDER
-from .facts import Facts, duration_us
 from .ir import TensorStats
+from .presentation import companion_metric_rows, share_rows, stats_rows, total_rows
 from .projection import PNode, Projection
 from .serialize import dumps_bytes
 
-__all__ = ["SIGNATURE", "build_companion", "companion_bytes", "drawn_values", "iter_nodes", "stats_rows"]
+__all__ = ["SIGNATURE", "build_companion", "companion_bytes", "drawn_values", "iter_nodes"]
 
 SIGNATURE = "netron:attachment"
 Row = dict[str, Any]
@@ -55,65 +55,6 @@ def _row(kind: str, target: str, name: str, value: Any) -> Row:
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) > _JS_SAFE:
         value = str(value)
     return {"kind": kind, "target": target, "name": name, "value": value}
-
-
-def _metrics(facts: Facts) -> list[tuple[str, Any]]:
-    out: list[tuple[str, Any]] = []
-    if facts.inclusive:
-        if facts.duration_s is not None:
-            out.append((CompanionRow.INCLUSIVE_US, duration_us(facts.duration_s)))
-        if facts.flops is not None:
-            out.append((CompanionRow.INCLUSIVE_FLOPS, facts.flops))
-        if facts.nbytes is not None:
-            out.append((CompanionRow.INCLUSIVE_BYTES, facts.nbytes))
-        if facts.op_count:
-            out.append((CompanionRow.INCLUSIVE_OPS, facts.op_count))
-    elif facts.passes > 1:
-        if facts.duration_s is not None:
-            out.append((CompanionRow.ALL_PASS_US, duration_us(facts.duration_s)))
-            out.append((CompanionRow.PER_PASS_US, duration_us(facts.duration_s / facts.passes)))
-        if facts.flops is not None:
-            out.append((CompanionRow.ALL_PASS_FLOPS, facts.flops))
-        if facts.nbytes is not None:
-            out.append((CompanionRow.ALL_PASS_BYTES, facts.nbytes))
-        out.append((CompanionRow.PASSES, facts.passes))
-    else:
-        if facts.duration_s is not None:
-            out.append((CompanionRow.OBSERVED_US, duration_us(facts.duration_s)))
-        if facts.flops is not None:
-            out.append((CompanionRow.ESTIMATED_FLOPS, facts.flops))
-        if facts.nbytes is not None:
-            out.append((CompanionRow.CAPTURED_BYTES, facts.nbytes))
-    return out
-
-
-def _sig(value: float) -> float:
-    """A float statistic to 7 significant digits (float32's precision; the sidebar shows
-    JavaScript's shortest form, so 0.1 reads 0.1, not 0.10000000149011612)."""
-    return float(f"{value:.7g}")
-
-
-def stats_rows(stats: TensorStats) -> list[tuple[str, Any]]:
-    """A captured tensor's value rows, in sidebar order; a statistic that is absent (see
-    :class:`~tlnetron.ir.TensorStats`) gives no row, so every value is a finite number."""
-    out: list[tuple[str, Any]] = []
-    for name, value in (
-        (CompanionRow.MIN, stats.min),
-        (CompanionRow.MAX, stats.max),
-        (CompanionRow.MEAN, stats.mean),
-        (CompanionRow.STD, stats.std),
-    ):
-        if value is not None:
-            out.append((name, _sig(value) if isinstance(value, float) else value))
-    out.append((CompanionRow.NAN_COUNT, stats.nan_count))
-    out.append((CompanionRow.INF_COUNT, stats.inf_count))
-    if stats.numel:
-        out.append((CompanionRow.ZERO_FRACTION, _sig(stats.zero_count / stats.numel)))
-    return out
-
-
-def _share(part: float, whole: float) -> str:
-    return f"{100.0 * part / whole:.2f} %"
 
 
 def build_companion(
@@ -155,22 +96,17 @@ def build_companion(
         # Netron matches a target against a name up to its first line break; a name that
         # still collides there is refused by the cross-reference check (duplicate rows).
         target = node.name.split("\n", 1)[0]
-        for name, value in _metrics(f):
+        for name, value in companion_metric_rows(f):
             append(_row(node_kind, target, name, value))
         # Shares answer "where does the time go?" for module calls (the boxes of the
         # architecture diagram); on single ops they would only repeat the metrics.
-        if f.inclusive and f.duration_s is not None and totals.duration_s:
-            metadata.append(_row(node_kind, target, CompanionRow.SHARE_OF_TIME, _share(f.duration_s, totals.duration_s)))
-        if f.inclusive and f.flops is not None and totals.flops:
-            metadata.append(_row(node_kind, target, CompanionRow.SHARE_OF_FLOPS, _share(f.flops, totals.flops)))
+        if f.inclusive:
+            for name, share in share_rows(f, totals):
+                metadata.append(_row(node_kind, target, name, share))
         for key, value in node.diff:
             metadata.append(_row(node_kind, target, key, value))
-    if totals.duration_s is not None:
-        metrics.append(_row(CompanionKind.MODEL, "", CompanionRow.SUM_OBSERVED_US, duration_us(totals.duration_s)))
-    if totals.flops is not None:
-        metrics.append(_row(CompanionKind.MODEL, "", CompanionRow.SUM_FLOPS_EST, totals.flops))
-    if totals.nbytes is not None:
-        metrics.append(_row(CompanionKind.MODEL, "", CompanionRow.SUM_CAPTURED_BYTES, totals.nbytes))
+    for name, value in total_rows(totals):
+        metrics.append(_row(CompanionKind.MODEL, "", name, value))
     metrics.append(_row(CompanionKind.MODEL, "", CompanionRow.EXPORTED_NODES, n_nodes))
     if stats:
         first_bad = next((name for name, st in stats if not st.finite), None)

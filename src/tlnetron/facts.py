@@ -1,26 +1,21 @@
-"""Facts and their wording (the accuracy contract of the properties panel).
+"""Typed facts: what a view hands to :mod:`tlnetron.presentation` to be worded.
 
-Durations are *observed*, FLOPs are *estimates*, bytes are *captured-tensor* bytes, module
-totals say *inclusive*; a fact that does not apply, or is unknown, is absent (None), never 0.
-Every worded fact is one line of text with its unit, because Netron shows a companion row's
-``type`` only when the row is expanded.
+Durations are *observed*, FLOPs are *estimates*, bytes are *captured-tensor* bytes; a fact
+is an op's own, a rolled layer's passes summed (``passes`` > 1), or a module call's total
+over every op inside (``inclusive``). A fact that does not apply, or is unknown, is absent
+(None), never 0.
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
+import math
+from collections.abc import Iterable
+from typing import TypeVar
 
 from ._records import record
+from .ir import ROLE_BUFFER, ROLE_INPUT, ROLE_OUTPUT, OpIR
 
-__all__ = [
-    "Facts",
-    "duration_text",
-    "flops_text",
-    "bytes_text",
-    "count_text",
-    "duration_us",
-    "sum_facts",
-]
+__all__ = ["Facts", "known", "op_facts", "passes_facts", "sum_facts"]
 
 
 @record
@@ -36,53 +31,11 @@ class Facts:
     op_count: int | None = None
     inclusive: bool = False
     passes: int = 1
+    unknown_flops: int = 0
+    """Inclusive facts: how many ops inside have no FLOP rule (their FLOPs are not in ``flops``)."""
 
 
-def _group(n: int) -> str:
-    return f"{n:,}"
-
-
-def duration_us(seconds: float) -> float:
-    """Seconds -> microseconds, rounded to a nanosecond (stable text and JSON)."""
-    return round(seconds * 1e6, 3)
-
-
-def duration_text(seconds: float) -> str:
-    """``569 µs``, ``1.25 ms``, ``2.03 s``, ``340 ns``."""
-    if seconds >= 1.0:
-        return f"{seconds:.3g} s"
-    if seconds >= 1e-3:
-        return f"{seconds * 1e3:.3g} ms"
-    if seconds >= 1e-6:
-        return f"{seconds * 1e6:.3g} µs"
-    return f"{seconds * 1e9:.3g} ns"
-
-
-@lru_cache(maxsize=4096, typed=True)  # op FLOP counts recur across layers
-def flops_text(flops: int) -> str:
-    """``1,234,567 FLOPs (4.2 MFLOPs)``."""
-    text = f"{_group(flops)} FLOPs"
-    for scale, unit in ((1e12, "TFLOPs"), (1e9, "GFLOPs"), (1e6, "MFLOPs"), (1e3, "kFLOPs")):
-        if flops >= scale:
-            return f"{text} ({flops / scale:.3g} {unit})"
-    return text
-
-
-@lru_cache(maxsize=4096, typed=True)  # tensor sizes recur across layers
-def bytes_text(nbytes: int) -> str:
-    """``3,072 B (3 KiB)``."""
-    text = f"{_group(nbytes)} B"
-    for scale, unit in ((1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")):
-        if nbytes >= scale:
-            return f"{text} ({nbytes / scale:.3g} {unit})"
-    return text
-
-
-def count_text(n: int) -> str:
-    return _group(n)
-
-
-def sum_facts(items: list[Facts], *, inclusive: bool, passes: int = 1) -> Facts:
+def sum_facts(items: list[Facts], *, inclusive: bool, passes: int = 1, unknown_flops: int = 0) -> Facts:
     """Sum facts; a sum is absent when no item has the fact (never a fabricated zero)."""
     durations = [f.duration_s for f in items if f.duration_s is not None]
     flops = [f.flops for f in items if f.flops is not None]
@@ -94,5 +47,61 @@ def sum_facts(items: list[Facts], *, inclusive: bool, passes: int = 1) -> Facts:
         nbytes=sum(nbytes) if nbytes else None,
         op_count=ops or None,
         inclusive=inclusive,
+        passes=passes,
+        unknown_flops=unknown_flops,
+    )
+
+
+_Num = TypeVar("_Num", int, float)
+
+
+def known(value: _Num | None) -> _Num | None:
+    """A fact as the panel may state it: non-finite or negative values are unknown (absent)."""
+    kind = type(value)
+    if kind is float:  # NaN fails both comparisons
+        return value if 0 <= value < math.inf else None  # type: ignore[operator]
+    if kind is int:
+        return value if value >= 0 else None  # type: ignore[operator]
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value if value >= 0 else None
+
+
+def op_facts(op: OpIR) -> Facts:
+    """The op's own facts; anything unknown or impossible is absent, never worded."""
+    return Facts(
+        known(op.duration_s),
+        known(op.flops),
+        known(op.nbytes),
+        1 if op.role not in (ROLE_INPUT, ROLE_OUTPUT, ROLE_BUFFER) else None,
+    )
+
+
+def passes_facts(ops: Iterable[OpIR], passes: int) -> Facts:
+    """A rolled layer's facts: its passes' ``op_facts`` summed (what ``sum_facts`` of them
+    gives), with ``op_count`` the number of passes when they are compute ops."""
+    durations: list[float] = []
+    flops: list[int] = []
+    nbytes: list[int] = []
+    compute = False
+    for op in ops:
+        d = known(op.duration_s)
+        if d is not None:
+            durations.append(d)
+        f = known(op.flops)
+        if f is not None:
+            flops.append(f)
+        b = known(op.nbytes)
+        if b is not None:
+            nbytes.append(b)
+        compute = compute or op.role not in (ROLE_INPUT, ROLE_OUTPUT, ROLE_BUFFER)
+    return Facts(
+        duration_s=sum(durations) if durations else None,
+        flops=sum(flops) if flops else None,
+        nbytes=sum(nbytes) if nbytes else None,
+        op_count=passes if compute else None,
+        inclusive=False,
         passes=passes,
     )

@@ -20,9 +20,9 @@ from ._generated.vocab import (
     MetaKey,
 )
 from .export_id import PLACEHOLDER
-from .facts import bytes_text, duration_text, flops_text
 from .ir import TraceIR
 from .onnx_build import DISCLAIMER
+from .presentation import total_meta
 from .projection import Projection
 
 __all__ = ["decode_metadata", "encode_metadata", "model_description", "model_metadata"]
@@ -85,13 +85,7 @@ def model_metadata(
         meta[MetaKey.INLINED_CALL_COUNT] = projection.inlined_calls
     if warnings:
         meta[MetaKey.WARNINGS] = sorted(set(warnings))
-    t = projection.totals
-    if t.duration_s is not None:
-        meta[MetaKey.OBSERVED_DURATION_TOTAL] = f"{duration_text(t.duration_s)} (observed op wall times, summed)"
-    if t.flops is not None:
-        meta[MetaKey.ESTIMATED_FLOPS_TOTAL] = f"{flops_text(t.flops)} (estimate, summed over ops with a FLOP rule)"
-    if t.nbytes is not None:
-        meta[MetaKey.CAPTURED_BYTES_TOTAL] = f"{bytes_text(t.nbytes)} (captured output tensors, summed)"
+    meta.update(total_meta(projection.totals))
     if baseline is not None:
         kind, value = baseline
         meta[MetaKey.BASELINE_KIND] = kind

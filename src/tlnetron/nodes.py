@@ -6,32 +6,26 @@ of ``schema/node-properties.schema.json``, worded per :mod:`tlnetron.facts`.
 
 from __future__ import annotations
 
-import math
 from dataclasses import fields
-from functools import lru_cache
 from collections.abc import Iterable
-from typing import TypeVar
 
 from ._generated.vocab import NODE_TEXT_MAX_LENGTH, NodeAttr, NodeMeta, NodeRole
-from .facts import Facts, bytes_text, count_text, duration_text, flops_text
-from .ir import ROLE_BUFFER, ROLE_INPUT, ROLE_OUTPUT, OpIR
+from .facts import Facts, op_facts
+from .perf import export_memo
+from .ir import ROLE_BUFFER, OpIR
 from .projection import PGraph, PNode, PValue, loose_type, shape_text, tensor_type, untyped_reason
 
 __all__ = [
     "DOMAIN_LOSSY",
     "DOMAIN_MODULE",
-    "fact_metadata",
     "graph_io",
-    "input_names_memo_clear",
     "input_names_value",
     "LEGIBILITY_BUDGET",
     "full_texts",
     "one_line",
     "shortened",
-    "op_facts",
     "op_node",
     "op_value",
-    "passes_facts",
     "root_graph",
     "root_ranks",
 ]
@@ -70,104 +64,12 @@ def input_names_value(ports: Iterable[str]) -> str | None:
     return _input_names(tuple(ports))
 
 
-def input_names_memo_clear() -> None:
-    """Empty the memo of :func:`input_names_value` (done at the start of every export)."""
-    _input_names.cache_clear()
-
-
-@lru_cache(maxsize=4096)  # argument slots recur: ('arg0',), ('arg0', 'arg1'), ...
+@export_memo
 def _input_names(ports: tuple[str, ...]) -> str | None:
     items = list(ports)
     if not items or any(("'" in p or "\n" in p or "\r" in p or not p) for p in items):
         return None
     return "[" + ", ".join(f"'{p}'" for p in items) + "]"
-
-
-_Num = TypeVar("_Num", int, float)
-
-
-def _known(value: _Num | None) -> _Num | None:
-    """A fact as the panel may state it: non-finite or negative values are unknown (absent)."""
-    kind = type(value)
-    if kind is float:  # NaN fails both comparisons
-        return value if 0 <= value < math.inf else None  # type: ignore[operator]
-    if kind is int:
-        return value if value >= 0 else None  # type: ignore[operator]
-    if value is None or isinstance(value, bool):
-        return None
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value if value >= 0 else None
-
-
-def op_facts(op: OpIR) -> Facts:
-    """The op's own facts; anything unknown or impossible is absent, never worded."""
-    return Facts(
-        _known(op.duration_s),
-        _known(op.flops),
-        _known(op.nbytes),
-        1 if op.role not in (ROLE_INPUT, ROLE_OUTPUT, ROLE_BUFFER) else None,
-    )
-
-
-def passes_facts(ops: Iterable[OpIR], passes: int) -> Facts:
-    """A rolled layer's facts: its passes' ``op_facts`` summed (what ``sum_facts`` of them
-    gives), with ``op_count`` the number of passes when they are compute ops."""
-    durations: list[float] = []
-    flops: list[int] = []
-    nbytes: list[int] = []
-    compute = False
-    for op in ops:
-        d = _known(op.duration_s)
-        if d is not None:
-            durations.append(d)
-        f = _known(op.flops)
-        if f is not None:
-            flops.append(f)
-        b = _known(op.nbytes)
-        if b is not None:
-            nbytes.append(b)
-        compute = compute or op.role not in (ROLE_INPUT, ROLE_OUTPUT, ROLE_BUFFER)
-    return Facts(
-        duration_s=sum(durations) if durations else None,
-        flops=sum(flops) if flops else None,
-        nbytes=sum(nbytes) if nbytes else None,
-        op_count=passes if compute else None,
-        inclusive=False,
-        passes=passes,
-    )
-
-
-def fact_metadata(facts: Facts, *, unknown_flops: int = 0) -> list[tuple[str, str]]:
-    """Worded fact rows for node metadataProps (absent facts give no row)."""
-    rows: list[tuple[str, str]] = []
-    if facts.inclusive:
-        if facts.duration_s is not None:
-            rows.append((NodeMeta.INCLUSIVE_TIME, f"{duration_text(facts.duration_s)} observed, inclusive of every op inside"))
-        if facts.flops is not None:
-            note = f"; {unknown_flops} ops inside have no FLOP rule" if unknown_flops else ""
-            rows.append((NodeMeta.INCLUSIVE_FLOPS, f"{flops_text(facts.flops)} estimated, inclusive{note}"))
-        if facts.nbytes is not None:
-            rows.append((NodeMeta.INCLUSIVE_BYTES, f"{bytes_text(facts.nbytes)} of captured tensors, inclusive"))
-        if facts.op_count:
-            rows.append((NodeMeta.INCLUSIVE_OPS, f"{count_text(facts.op_count)} ops, inclusive"))
-        return rows
-    if facts.passes > 1:
-        if facts.duration_s is not None:
-            per = facts.duration_s / facts.passes
-            rows.append((NodeMeta.OBSERVED_DURATION, f"{duration_text(facts.duration_s)} observed over {facts.passes} passes ({duration_text(per)} per pass)"))
-        if facts.flops is not None:
-            rows.append((NodeMeta.ESTIMATED_FLOPS, f"{flops_text(facts.flops)} estimated, summed over {facts.passes} passes"))
-        if facts.nbytes is not None:
-            rows.append((NodeMeta.CAPTURED_BYTES, f"{bytes_text(facts.nbytes)} captured, summed over {facts.passes} passes"))
-        return rows
-    if facts.duration_s is not None:
-        rows.append((NodeMeta.OBSERVED_DURATION, f"{duration_text(facts.duration_s)} observed wall time"))
-    if facts.flops is not None:
-        rows.append((NodeMeta.ESTIMATED_FLOPS, f"{flops_text(facts.flops)} (estimate)"))
-    if facts.nbytes is not None:
-        rows.append((NodeMeta.CAPTURED_BYTES, f"{bytes_text(facts.nbytes)} captured output tensor"))
-    return rows
 
 
 def _params_text(op: OpIR) -> str | None:
@@ -194,11 +96,13 @@ def op_node(
     domain: str = DOMAIN_LOSSY,
     typed: bool | None = None,
     facts: Facts | None = None,
+    passes: int | None = None,
 ) -> PNode:
     """A node for one op (or buffer pseudo-op) with its curated properties.
 
     ``typed`` says whether the op's output value has a faithful type (computed when None);
-    ``facts`` are ``op_facts(op)`` when the caller has them already.
+    ``facts`` are ``op_facts(op)`` when the caller has them already; ``passes`` makes it a
+    rolled layer's node (the layer named in the description, with its passes).
     """
     # Runs once per drawn op in every view: fields are read once, and the records are
     # built positionally (keywords cost ~0.4 us per record; the field order is pinned below).
@@ -234,14 +138,16 @@ def op_node(
         attrs.append((NodeAttr.UNTYPED_OUTPUT, untyped_reason(shape, dtype)))
     if facts is None:
         facts = op_facts(op)
-    meta = fact_metadata(facts)
+    meta: list[tuple[str, str]] = []
     if inputs:
         names = input_names_value(ports)
         if names is not None:
             meta.append((NodeMeta.INPUT_NAMES, names))
     attrs.sort()
-    meta.sort()
-    doc = f"TorchLens label: {name} (log[{name!r}] finds it)"
+    if passes is None:
+        doc = f"TorchLens label: {name} (log[{name!r}] finds it)"
+    else:
+        doc = f"TorchLens layer: {name}, {passes} pass(es) (log[{name!r}] finds it)"
     if op.location:
         doc = f"called at: {op.location}\n{doc}"
     if function:

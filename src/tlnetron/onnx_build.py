@@ -23,6 +23,7 @@ from ._generated.vocab import NODE_ATTRIBUTE_TYPES, MetaKey
 from ._records import record
 from .export_id import PLACEHOLDER, companion_with_id, export_id_of
 from .nodes import DOMAIN_LOSSY, DOMAIN_MODULE
+from .presentation import node_rows
 from .progress import every_share, report_every
 from .projection import PFunction, PGraph, PNode, PValue, Projection, TensorType
 from .serialize import dumps_bytes
@@ -147,7 +148,7 @@ class _Builder:
         if node.doc:
             fields["doc_string"] = node.doc
             out["docString"] = node.doc
-        rows = (*node.metadata, *node.diff) if node.diff else node.metadata
+        rows = node_rows(node)
         if rows:
             props = self.prop_json
             items: list[Json] = []

@@ -12,21 +12,53 @@ Refusals name options as :class:`~tlnetron.errors.Opt` parts: Python callers rea
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal, cast
 
 from ._generated.vocab import BUFFER_POLICY, GRANULARITY, ErrorCode, Granularity
 from .errors import Opt, TlnetronError
 
-__all__ = ["check_activation_stats", "check_options", "check_progress", "is_page"]
+__all__ = ["ExportOptions", "check_activation_stats", "check_options", "check_progress", "is_page"]
+
+GranularityName = Literal["module", "op", "rolled"]
+BufferPolicyName = Literal["never", "meaningful", "always"]
+
+
+@dataclass(frozen=True, slots=True)
+class ExportOptions:
+    """Every option of one export, checked once (:func:`check_options`) and then trusted by
+    every stage. ``path`` is the artifact's; with ``page``, the artifact is named so inside
+    the one HTML page written instead of the two files."""
+
+    granularity: GranularityName = "module"
+    depth: int | None = None
+    show_buffers: BufferPolicyName = "meaningful"
+    attachment: bool | None = None
+    activation_stats: bool = True
+    serve: bool = False
+    path: Path | None = None
+    page: Path | None = None
+
+    @property
+    def writes_companion(self) -> bool:
+        """Whether a companion is built: beside a file, unless ``attachment=False``."""
+        return self.path is not None and self.attachment is not False
 
 
 def check_options(
-    path: object, granularity: object, depth: object, show_buffers: object, attachment: object, serve: object
-) -> Path | None:
+    path: object,
+    granularity: object,
+    depth: object,
+    show_buffers: object,
+    attachment: object,
+    serve: object,
+    activation_stats: object = True,
+) -> ExportOptions:
     """Check :func:`tlnetron.export`'s options (and the destination folder) before any work.
 
     Returns:
-        The artifact's path, or None for the memory-only serve.
+        The checked options; ``path`` is None for the memory-only serve.
 
     Raises:
         TlnetronError: ``invalid_granularity``, ``invalid_buffer_policy``, ``invalid_depth``,
@@ -103,7 +135,7 @@ def check_options(
                 where="path",
                 remedy=("pass ", Opt("path", "model.onnx.json"), ", or ", Opt("serve", True), "."),
             )
-        return None
+        return _checked(granularity, depth, show_buffers, attachment, serve, activation_stats, None)
     if not isinstance(path, (str, os.PathLike)):
         raise TlnetronError(
             ErrorCode.INVALID_PATH,
@@ -141,7 +173,25 @@ def check_options(
             where=str(parent),
             remedy="create the folder first, or choose one you can write to.",
         )
-    return p
+    return _checked(granularity, depth, show_buffers, attachment, serve, activation_stats, p)
+
+
+def _checked(
+    granularity: object, depth: object, show_buffers: object, attachment: object, serve: object, activation_stats: object, p: Path | None
+) -> ExportOptions:
+    check_activation_stats(activation_stats)
+    page = p if p is not None and is_page(p) else None
+    return ExportOptions(
+        granularity=cast(GranularityName, granularity),
+        depth=cast("int | None", depth),
+        show_buffers=cast(BufferPolicyName, show_buffers),
+        attachment=cast("bool | None", attachment),
+        activation_stats=bool(activation_stats),
+        serve=bool(serve),
+        # A page is named like the artifact it holds.
+        path=page.with_name(f"{page.stem}.onnx.json") if page is not None else p,
+        page=page,
+    )
 
 
 _BESIDE_BYTES = len(".attachment.json") - len(".json") + len(".") + len(".4194304.tlnetron-tmp")

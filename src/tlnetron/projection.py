@@ -8,11 +8,11 @@ and (module view) function bodies. Views (:mod:`view_op`, :mod:`view_rolled`,
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 from ._records import record
 from .facts import Facts
 from .ir import Dim
+from .perf import export_memo
 
 __all__ = [
     "ELEM_TYPES",
@@ -114,7 +114,7 @@ def untyped_reason(shape: tuple[Dim, ...] | None, dtype: str | None) -> str:
     return f"the shape {shape_text(shape)} is not one static shape"
 
 
-@lru_cache(maxsize=4096, typed=True)  # shapes recur across ops
+@export_memo
 def shape_text(shape: tuple[Dim, ...] | None) -> str:
     if shape is None:
         return "unknown"

@@ -35,6 +35,7 @@ from typing import Any
 from ._generated.vocab import ErrorCode, WarningCode
 from .errors import TlnetronError, warn
 from .jsonfile import companion_object
+from .result import ExportResult
 
 __all__ = [
     "AGE_GATE_DAYS",
@@ -371,8 +372,6 @@ def serve_files(
     artifact: Path, companion: Path | None, *, browse: bool = True, host: str = LOOPBACK, port: int = 0
 ) -> Any:
     """Serve files from disk (``tlnetron serve``); see :func:`serve_bytes` for the arguments."""
-    from .api import ExportResult
-
     try:
         data = artifact.read_bytes()
         cdata = companion.read_bytes() if companion is not None else None

@@ -10,13 +10,9 @@ row.
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
-import functools
 import itertools
 import json
 import math
-import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +24,7 @@ from google.protobuf import json_format
 from ._generated.vocab import CompanionKind, CompanionRow, MetaKey, NodeRole, ValidationCode
 from .errors import Problem
 from .metadata import decode_metadata
+from .perf import checker_allocator
 from .nodes import DOMAIN_LOSSY, DOMAIN_MODULE
 from .schemas import SchemaViolation, validate
 
@@ -352,78 +349,6 @@ def parse_artifact(text: str, data: Any = None) -> tuple[onnx.ModelProto | None,
     return model, problems
 
 
-# glibc's mallopt parameter for the fastbin size limit, and its default (DEFAULT_MXFAST).
-_M_MXFAST = 1
-_DEFAULT_MXFAST = 64 * ctypes.sizeof(ctypes.c_size_t) // 4
-# Serialized size from which the checker runs with fastbins off and the heap is trimmed
-# after it (~4,000 nodes).
-FASTBINS_OFF_FROM_BYTES = 2_000_000
-
-
-def _glibc_function(name: str, argtypes: tuple[Any, ...], tuned: str) -> Any:
-    """glibc's function ``name``; None on another C library, or when the user tuned the
-    allocator through ``GLIBC_TUNABLES`` (``tuned`` names the tunable), which we then
-    leave alone."""
-    try:
-        libc = os.confstr("CS_GNU_LIBC_VERSION") or ""
-    except (ValueError, OSError, AttributeError):  # no confstr name here: not glibc
-        return None
-    if not libc.startswith("glibc") or tuned in os.environ.get("GLIBC_TUNABLES", ""):
-        return None
-    try:
-        fn = getattr(ctypes.CDLL(None), name)
-    except (OSError, AttributeError):
-        return None
-    fn.argtypes = argtypes
-    fn.restype = ctypes.c_int
-    return fn
-
-
-@functools.lru_cache(maxsize=1)
-def _mallopt() -> Callable[[int, int], int] | None:
-    """glibc's ``mallopt``, unless the user tuned fastbins (``glibc.malloc.mxfast``)."""
-    fn: Callable[[int, int], int] | None = _glibc_function("mallopt", (ctypes.c_int, ctypes.c_int), "mxfast")
-    return fn
-
-
-@functools.lru_cache(maxsize=1)
-def _malloc_trim() -> Callable[[int], int] | None:
-    """glibc's ``malloc_trim``, unless the user tuned when glibc trims (``glibc.malloc.trim_threshold``)."""
-    fn: Callable[[int], int] | None = _glibc_function("malloc_trim", (ctypes.c_size_t,), "trim_threshold")
-    return fn
-
-
-@contextlib.contextmanager
-def _checker_allocator(size: int) -> Iterator[None]:
-    """glibc tuned for ``onnx.checker`` on a large model: fastbins off while it checks, then
-    back to default, and the heap it freed handed back to the system.
-
-    On a large model a quarter of the checker's time is glibc consolidating the fastbins its
-    C++ copy of the model fills (``malloc_consolidate`` and ``unlink_chunk`` under ``perf``,
-    100k nodes); without fastbins the whole export is 6-13% faster from 10k to 100k ops
-    (``benchmarks/README.md``). That copy (~5 KB per node) is freed when the check returns,
-    but glibc keeps the free heap: a process that exported a 100k-op trace held 620-780 MB
-    more than before it, for good; ``malloc_trim(0)`` returns it in 60-70 ms (1.5% of that
-    export), leaving 13-16 MB (tenth round). Small models gain nothing from either, so they
-    are left alone; so are other C libraries and a user's own tuning of either setting.
-    Performance and memory only: results are the same either way.
-    """
-    if size < FASTBINS_OFF_FROM_BYTES:
-        yield
-        return
-    mallopt = _mallopt()
-    if mallopt is not None:
-        mallopt(_M_MXFAST, 0)
-    try:
-        yield
-    finally:
-        if mallopt is not None:
-            mallopt(_M_MXFAST, _DEFAULT_MXFAST)
-        trim = _malloc_trim()
-        if trim is not None:
-            trim(0)
-
-
 QUADRATIC_CHECK_FROM_FUNCTIONS = 2_000
 """From this many model-local functions, a quadratic checker's extra cost (~0.2 us x F**2
 here: ~0.8 s at 2,000, ~20 s at 10,000) is as large as the rest of the export."""
@@ -453,7 +378,7 @@ def check_onnx(model: onnx.ModelProto | bytes) -> str | None:
     the failure text, or None."""
     size = len(model) if isinstance(model, bytes) else model.ByteSize()
     try:
-        with _checker_allocator(size):
+        with checker_allocator(size):
             onnx.checker.check_model(model, full_check=True)
     except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as exc:
         return str(exc).strip()

@@ -22,19 +22,19 @@ from dataclasses import dataclass, field
 
 from ._generated.vocab import Granularity, NodeAttr, NodeRole
 from .buffers import BufferResult, apply_buffer_policy
-from .facts import Facts, bytes_text, duration_text, flops_text, sum_facts
+from .facts import Facts, op_facts, sum_facts
 from .ir import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, ModuleCallIR, OpIR, TraceIR
 from .nodes import (
     DOMAIN_MODULE,
     LEGIBILITY_BUDGET,
-    fact_metadata,
     one_line,
-    op_facts,
     op_node,
     op_value,
     root_graph,
     root_ranks,
 )
+from .options import ExportOptions
+from .presentation import function_doc_line
 from .progress import every_share
 from .projection import PFunction, PGraph, PNode, PValue, Projection
 
@@ -266,11 +266,10 @@ def _traverse(
     return bodies, position, inputs, outputs
 
 
-def project_module(
-    ir: TraceIR, show_buffers: str, depth_arg: int | None, progress: Callable[[int, int], None] | None = None
-) -> Projection:
-    """Project ``ir`` as nested module calls grouped at ``depth_arg`` (None: automatic); ``progress(bodies, of)``
-    is called as the function bodies are built."""
+def project_module(ir: TraceIR, options: ExportOptions, progress: Callable[[int, int], None] | None = None) -> Projection:
+    """Project ``ir`` as nested module calls grouped at ``options.depth`` (None: automatic);
+    ``progress(bodies, of)`` is called as the function bodies are built."""
+    show_buffers, depth_arg = options.show_buffers, options.depth
     kept: BufferResult = apply_buffer_policy(ir.ops, show_buffers)
     side = side_computations(ir.ops) & {op.name for op in kept.ops}
     ops = tuple(op for op in kept.ops if op.name not in side) if side else kept.ops
@@ -313,7 +312,7 @@ def project_module(
     for label, b in bodies.items():
         if label is None or b.call is None:
             continue
-        facts = sum_facts(b.facts, inclusive=True)
+        facts = sum_facts(b.facts, inclusive=True, unknown_flops=b.unknown_flops)
         call_nodes[label] = _call_node(b.call, tuple(b.inputs), ordered_outputs(b), facts, b)
 
     def body_nodes(b: _Body) -> tuple[list[PNode], list[PValue]]:
@@ -400,7 +399,6 @@ def _call_node(call: ModuleCallIR, inputs: tuple[str, ...], outputs: tuple[str, 
     hidden = _hidden_text(b, "inside this call")
     if hidden:
         attrs.append((NodeAttr.HIDDEN, hidden))
-    meta = fact_metadata(facts, unknown_flops=b.unknown_flops)
     doc = (
         f"Module call {call.label}: {call.class_name} at `{call.address}`, call {call.call_index}.\n"
         "Drill in with the ƒ button at the right of the box header."
@@ -413,7 +411,6 @@ def _call_node(call: ModuleCallIR, inputs: tuple[str, ...], outputs: tuple[str, 
         inputs=inputs,
         outputs=outputs,
         attributes=tuple(sorted(attrs)),
-        metadata=tuple(sorted(meta)),
         doc=doc,
         facts=facts,
         overload=call.label,
@@ -422,18 +419,9 @@ def _call_node(call: ModuleCallIR, inputs: tuple[str, ...], outputs: tuple[str, 
 
 def _function_doc(call: ModuleCallIR, node: PNode) -> str:
     lines = [f"**{call.class_name}** — `{call.address}`, call {call.call_index} (TorchLens module call `{call.label}`)."]
-    f = node.facts
-    parts = []
-    if f.duration_s is not None:
-        parts.append(f"{duration_text(f.duration_s)} observed")
-    if f.flops is not None:
-        parts.append(f"{flops_text(f.flops)} estimated")
-    if f.nbytes is not None:
-        parts.append(f"{bytes_text(f.nbytes)} captured")
-    if f.op_count:
-        parts.append(f"{f.op_count} ops")
-    if parts:
-        lines.append("Inclusive of every op inside: " + "; ".join(parts) + ".")
+    facts_line = function_doc_line(node.facts)
+    if facts_line:
+        lines.append(facts_line)
     if call.num_params:
         lines.append(f"Parameters (including submodules): {call.num_params:,}.")
     for key, value in node.attributes:

@@ -12,6 +12,7 @@ from ._generated.vocab import Granularity, NodeRole
 from .buffers import apply_buffer_policy
 from .facts import sum_facts
 from .ir import ROLE_INPUT, ROLE_OUTPUT, TraceIR
+from .options import ExportOptions
 from .nodes import op_node, op_value, root_graph, root_ranks
 from .progress import every_share
 from .projection import PNode, PValue, Projection
@@ -19,8 +20,9 @@ from .projection import PNode, PValue, Projection
 __all__ = ["project_op"]
 
 
-def project_op(ir: TraceIR, show_buffers: str, progress: Callable[[int, int], None] | None = None) -> Projection:
+def project_op(ir: TraceIR, options: ExportOptions, progress: Callable[[int, int], None] | None = None) -> Projection:
     """Project ``ir`` flat, one node per op, after the buffer policy (``progress(ops, of)`` as it goes)."""
+    show_buffers = options.show_buffers
     kept = apply_buffer_policy(ir.ops, show_buffers)
     inputs = [op for op in kept.ops if op.role == ROLE_INPUT]
     outputs = [op for op in kept.ops if op.role == ROLE_OUTPUT]

@@ -18,9 +18,10 @@ from dataclasses import replace
 
 from ._generated.vocab import Granularity, NodeAttr, NodeRole
 from .buffers import apply_buffer_policy
-from .facts import sum_facts
+from .facts import passes_facts, sum_facts
 from .ir import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, OpIR, TraceIR
-from .nodes import fact_metadata, op_node, op_value, passes_facts, root_graph, root_ranks
+from .options import ExportOptions
+from .nodes import op_node, op_value, root_graph, root_ranks
 from .progress import every_share
 from .projection import PNode, PValue, Projection, loose_type, shape_text, tensor_type
 
@@ -54,8 +55,9 @@ def _passes_text(passes: list[int]) -> str:
     return ("pass " if len(passes) == 1 else "passes ") + ", ".join(out)
 
 
-def project_rolled(ir: TraceIR, show_buffers: str, progress: Callable[[int, int], None] | None = None) -> Projection:
+def project_rolled(ir: TraceIR, options: ExportOptions, progress: Callable[[int, int], None] | None = None) -> Projection:
     """Project ``ir`` with one node per layer, after the buffer policy (``progress(layers, of)`` as it goes)."""
+    show_buffers = options.show_buffers
     kept = apply_buffer_policy(ir.ops, show_buffers)
     layer_of: dict[str, str] = {}
     passes: dict[str, list[OpIR]] = {}
@@ -126,9 +128,9 @@ def project_rolled(ir: TraceIR, show_buffers: str, progress: Callable[[int, int]
         loose = None if ty is not None else loose_type([op.shape for op in ops], [op.dtype for op in ops])
         values[layer] = PValue(layer, ty, loose=loose)
         merged = replace(head, name=layer, parents=tuple(drawn), ports=tuple(drawn.values()), num_passes=1)
-        node = op_node(merged, tuple(drawn), tuple(drawn.values()))
         n = len(ops)
         facts = passes_facts(ops, n)
+        node = op_node(merged, tuple(drawn), tuple(drawn.values()), facts=facts, passes=n)
         attrs = dict(node.attributes)
         if n > 1:
             attrs[NodeAttr.PASSES] = n
@@ -143,15 +145,11 @@ def project_rolled(ir: TraceIR, show_buffers: str, progress: Callable[[int, int]
             attrs[NodeAttr.RECURRENCE] = "; ".join(
                 f"{src} feeds back ({_passes_text(sorted(set(ps)))})" for src, ps in feedback.items()
             ) + " (not drawn: a drawn feedback edge would be a cycle)"
-        meta = [kv for kv in node.metadata if kv[0] == "input_names"] + fact_metadata(facts)
         nodes.append(
             replace(
                 node,
                 role=node.role if node.role == NodeRole.BUFFER else (NodeRole.LAYER if n > 1 else NodeRole.OP),
                 attributes=tuple(sorted(attrs.items())),
-                metadata=tuple(sorted(meta)),
-                facts=facts,
-                doc=node.doc.replace(f"TorchLens label: {layer}", f"TorchLens layer: {layer}, {n} pass(es)"),
             )
         )
     leaf = [n.facts for n in nodes if n.role in (NodeRole.OP, NodeRole.LAYER)]

@@ -19,18 +19,17 @@ journal was written) and removes any temporary or backup file a killed writer le
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import glob
 import json
 import os
 import shutil
-import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import BinaryIO
 
 from ._generated.vocab import ErrorCode
 from .errors import TlnetronError
+from .perf import start_writeback
 
 __all__ = ["StagedFiles", "companion_path_for", "staged_files"]
 
@@ -44,29 +43,6 @@ def companion_path_for(artifact: Path) -> Path:
 # fdatasync skips only what reading it back does not need (timestamps). macOS has no
 # fdatasync: fsync there.
 _datasync = getattr(os, "fdatasync", os.fsync)
-
-_SYNC_FILE_RANGE_WRITE = 2  # <linux/fs.h>: start writeback of dirty pages, do not wait
-
-
-def _writeback_starter() -> Callable[[int], object] | None:
-    """``sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE)`` where the C library has it."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        fn = ctypes.CDLL(None, use_errno=True).sync_file_range
-    except (OSError, AttributeError):
-        return None
-    fn.argtypes = (ctypes.c_int, ctypes.c_int64, ctypes.c_int64, ctypes.c_uint)
-    fn.restype = ctypes.c_int
-    return lambda fd: fn(fd, 0, 0, _SYNC_FILE_RANGE_WRITE)
-
-
-_start_writeback = _writeback_starter()
-"""Only a head start: its result is ignored, and durability comes from ``_datasync`` at
-commit, which reports any write error. Started while the model is built and checked, it
-cuts the wait in fdatasync per export by 0.5-0.7 ms (loop and LSTM exports, same-process
-A/B; ``benchmarks/README.md``) for ~0.08 ms per call."""
-
 
 _TMP, _BAK = "tlnetron-tmp", "tlnetron-bak"
 
@@ -186,8 +162,7 @@ class StagedFiles:
             fh.flush()
         except OSError as exc:
             raise _unwritable(exc) from exc
-        if _start_writeback is not None:
-            _start_writeback(fh.fileno())
+        start_writeback(fh.fileno())
 
     def commit(self) -> None:
         """Sync every file, then replace every destination, or change nothing.

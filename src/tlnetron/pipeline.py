@@ -1,0 +1,302 @@
+"""The export's stage sequence, from a read IR to the files in place.
+
+project (the view, then the diff) -> advise -> model metadata and node rows, validated ->
+companion (built and checked) -> build the artifact (the export id written into both) ->
+stage both files -> onnx.checker -> write (commit). Every refusal is a
+:class:`~tlnetron.errors.TlnetronError` raised before anything replaces a file.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ._generated.vocab import ErrorCode
+from .advisories import checker_advisory, view_advisories
+from .companion import build_companion, companion_bytes, drawn_values, iter_nodes
+from .diff import apply_diff
+from .errors import Opt, TlnetronError, warn
+from .export_id import PLACEHOLDER
+from .ir import DiffIR, TraceIR
+from .metadata import encode_metadata, model_description, model_metadata
+from .onnx_build import DISCLAIMER, build_model
+from .options import BufferPolicyName, ExportOptions, GranularityName
+from .perf import clear_memos, gc_paused
+from .presentation import node_rows
+from .progress import Progress, Steps
+from .projection import PGraph, Projection
+from .result import ExportResult
+from .schemas import SchemaViolation, validate, validate_each
+from .validation import Shown, check_onnx, companion_problems
+from .views import view
+from .writer import companion_path_for, staged_files
+
+__all__ = ["counts", "export_ir", "project", "run", "shown"]
+
+Baseline = tuple[str, "str | dict[str, Any]"]
+"""The model metadata's ``(baseline_kind, value)``."""
+
+
+def _version() -> str:
+    from . import __version__
+
+    return __version__
+
+
+def counts(projection: Projection) -> dict[str, int]:
+    """The root graph's nodes, edges (typed ones too) and the functions and untyped values
+    of every body, as the model metadata states them."""
+    g = projection.graph
+    typed = {v.name for v in (*g.inputs, *g.values, *g.outputs) if v.type is not None}
+    producer: dict[str, str] = {v.name: v.name for v in g.inputs}
+    for n in g.nodes:
+        for o in n.outputs:
+            producer[o] = n.name
+    # An edge is a (producer, consumer) pair: pairs can only repeat within one consumer's
+    # inputs, so they are told apart per node (no set of every pair in the graph).
+    pairs = typed_pairs = 0
+    for n in g.nodes:
+        inputs = n.inputs
+        if len(inputs) == 1:
+            pairs += 1
+            typed_pairs += inputs[0] in typed
+            continue
+        seen: set[str] = set()
+        for i in inputs:
+            p = producer.get(i, i)
+            if p not in seen:
+                seen.add(p)
+                pairs += 1
+                typed_pairs += i in typed
+    edges = pairs + len(g.outputs)
+    typed_edges = typed_pairs + sum(1 for v in g.outputs if v.type is not None)
+    bodies: list[PGraph] = [g, *(f.body for f in projection.functions)]
+    omitted = 0
+    for b in bodies:
+        # A value is omitted when no entry of that name in the body has a type.
+        every = (*b.inputs, *b.values, *b.outputs)
+        omitted += len({v.name for v in every} - {v.name for v in every if v.type is not None})
+    return {
+        "nodes": len(g.nodes),
+        "edges": edges,
+        "typed_edges": typed_edges,
+        "functions": len(projection.functions),
+        "omitted_values": omitted,
+    }
+
+
+def project(ir: TraceIR, options: ExportOptions, progress: Callable[[int, int], None] | None = None) -> Projection:
+    """The chosen view's projection of ``ir`` (``progress(done, of)`` as it goes)."""
+    return view(options.granularity).project(ir, options, progress)
+
+
+def shown(projection: Projection, values: frozenset[str]) -> Shown:
+    """What Netron shows of ``projection``: the names companion rows may target."""
+    return Shown(
+        nodes=frozenset(n.name.split("\n", 1)[0] for n in iter_nodes(projection)),
+        values=values,
+        functions=frozenset(f.name for f in projection.functions),
+        export_id=PLACEHOLDER,
+    )
+
+
+def _artifact_invalid(what: str) -> TlnetronError:
+    return TlnetronError(
+        ErrorCode.ARTIFACT_INVALID,
+        f"the artifact tlnetron built is invalid: {what}",
+        where="artifact",
+        remedy="this is a bug in tlnetron: please report it with the trace; nothing was written.",
+    )
+
+
+def _validate_nodes(projection: Projection) -> None:
+    nodes = list(iter_nodes(projection))
+    try:
+        validate_each(
+            "node-properties",
+            (
+                {"role": node.role, "attributes": dict(node.attributes), "metadata": dict(node_rows(node))}
+                for node in nodes
+            ),
+        )
+    except SchemaViolation as exc:
+        name = nodes[exc.index].name if exc.index is not None else "?"
+        raise _artifact_invalid(f"node {name!r}: {exc} at {exc.path}") from None
+
+
+def _validated_metadata(meta: dict[str, Any], baseline: Baseline | None) -> None:
+    try:
+        validate("model-metadata", meta)
+        if baseline is not None and isinstance(baseline[1], dict):
+            validate("baseline-summary", baseline[1])
+    except SchemaViolation as exc:
+        raise _artifact_invalid(f"model metadata: {exc} at {exc.path}") from None
+
+
+def _companion(projection: Projection, ir: TraceIR, artifact_name: str, steps: Steps) -> tuple[bytes | None, TlnetronError | None]:
+    """The companion's bytes, or the refusal its rows earn (raised only after the checker,
+    which names an invalid artifact first)."""
+    values = drawn_values(projection)
+    companion = build_companion(
+        projection,
+        artifact_name=artifact_name,
+        producer_version=_version(),
+        export_id=PLACEHOLDER,
+        stats=tuple((op.name, op.stats) for op in ir.ops if op.stats is not None),
+        values=values,
+    )
+    steps.within(35, 100)
+    problems = list(companion_problems(companion, shown(projection, values)))
+    steps.within(85, 100)
+    if not problems:
+        return companion_bytes(companion), None
+    first = problems[0]
+    return None, TlnetronError(
+        ErrorCode.NETRON_ATTACHMENT_INVALID,
+        f"{len(problems)} companion row(s) Netron would drop or never show; first: {first.where}: {first.what}.",
+        where=first.where,
+        remedy=("rename the offending nodes (no line breaks), or export with ", Opt("attachment", False), "."),
+        problems=tuple(problems),
+    )
+
+
+def _graph_doc(projection: Projection) -> str:
+    doc = f"{DISCLAIMER}\nView: {projection.granularity}" + (f" at module depth {projection.depth}" if projection.depth else "") + "."
+    if projection.depth_reason:
+        doc += f"\n{projection.depth_reason}"
+    if projection.graph.doc:
+        doc += f"\n{projection.graph.doc}"
+    return doc
+
+
+@gc_paused()
+def run(
+    ir: TraceIR,
+    options: ExportOptions,
+    *,
+    baseline: Baseline | None = None,
+    diff: DiffIR | None = None,
+    progress: Progress | Steps | None = None,
+) -> ExportResult:
+    """Export an already-read IR with checked ``options``: every stage after the reader.
+
+    ``progress`` is a :data:`~tlnetron.progress.Progress` hook (its reports start at
+    ``project``: the IR is read already), or the :class:`~tlnetron.progress.Steps` the
+    caller started at ``read``.
+    """
+    t0 = time.perf_counter()
+    clear_memos()
+    path, page = options.path, options.page
+    steps = progress if isinstance(progress, Steps) else Steps(progress, companion=options.writes_companion)
+    steps.begin("project")
+    projection = project(ir, options, steps.ticks())
+    if diff is not None:
+        projection = apply_diff(projection, ir, diff)
+    advisories = view_advisories(projection, ir, path)
+    codes: list[str] = [*projection.warnings, *(code for code, _ in advisories)]
+    tally = counts(projection)
+    steps.begin("metadata")
+    meta = model_metadata(projection, ir, counts=tally, warnings=codes, baseline=baseline)
+    _validated_metadata(meta, baseline)
+    _validate_nodes(projection)
+    companion_path = companion_path_for(path) if path is not None and options.writes_companion else None
+    # replaced in this order
+    destinations = [page] if page is not None else [p for p in (path, companion_path) if p is not None]
+    companion_data: bytes | None = None
+    with staged_files(destinations) as out:
+        # Both files are built with a placeholder where the export id goes; the builder
+        # derives the id from both and writes it in, then both are staged, so the kernel
+        # writes them out while the export goes on checking; nothing replaces an existing
+        # file until every check has passed (commit), and a refusal removes what was staged.
+        companion_refusal: TlnetronError | None = None
+        if companion_path is not None and path is not None:
+            steps.begin("companion")
+            companion_data, companion_refusal = _companion(projection, ir, path.name, steps)
+        steps.begin("build")
+        try:
+            # Built a part at a time: only the finished bytes remain when the checker parses
+            # its own C++ copy of the model.
+            built = build_model(
+                projection,
+                encode_metadata(meta),
+                producer_version=_version(),
+                graph_doc=_graph_doc(projection),
+                model_doc=model_description(meta, ir.model_class),
+                progress=steps.ticks(0.8),
+                companion=companion_data,
+            )
+        except ValueError as exc:
+            raise _artifact_invalid(str(exc)) from None
+        artifact_data, model_data, companion_data, export_id = built.json, built.proto, built.companion, built.export_id
+        n_functions = len(projection.functions)
+        # Freed before the checker allocates its copy of the model: a lower peak.
+        del built, projection
+        if page is None:
+            if companion_path is not None and companion_data is not None:
+                out.stage(companion_path, companion_data)
+            if path is not None:
+                out.stage(path, artifact_data)
+        steps.within(90, 100)
+        steps.begin("check")
+        check_t0 = time.perf_counter()
+        failure = check_onnx(model_data)
+        check_s = time.perf_counter() - check_t0
+        del model_data
+        if failure:  # an invalid artifact is refused before anything the companion says
+            raise _artifact_invalid(f"onnx.checker: {failure.splitlines()[0][:400]}")
+        if companion_refusal is not None:
+            raise companion_refusal
+        steps.begin("write")
+        if page is not None and path is not None:
+            from .html import build_page
+
+            pair = (companion_path.name, companion_data) if companion_path is not None and companion_data is not None else None
+            again = f"tlnetron.export(trace, {page.name!r}) again, after pip install --upgrade netron"
+            out.stage(page, build_page((path.name, artifact_data), pair, page_name=page.name, command=again).html)
+        out.commit()
+    machine = checker_advisory(n_functions, check_s)
+    if machine is not None:
+        advisories.append(machine)
+    steps.finish()
+    for code, message in advisories:
+        warn(code, message, stacklevel=4)
+        if code not in codes:  # the machine's advisories are not in the artifact's list
+            codes.append(code)
+    return ExportResult(
+        artifact=path if page is None else None,
+        companion=companion_path if page is None else None,
+        page=page,
+        granularity=options.granularity,
+        node_count=tally["nodes"],
+        edge_count=tally["edges"],
+        typed_edge_count=tally["typed_edges"],
+        function_count=tally["functions"],
+        warnings=tuple(codes),
+        seconds=time.perf_counter() - t0,
+        export_id=export_id,
+        artifact_bytes=artifact_data,
+        companion_bytes=companion_data,
+    )
+
+
+def export_ir(
+    ir: TraceIR,
+    path: Path | None,
+    *,
+    granularity: GranularityName,
+    depth: int | None,
+    show_buffers: BufferPolicyName,
+    attachment: bool | None,
+    baseline: Baseline | None = None,
+    diff: DiffIR | None = None,
+    progress: Progress | Steps | None = None,
+    page: Path | None = None,
+) -> ExportResult:
+    """:func:`run` with the options as keywords (trusted, not checked): for tests and
+    benchmarks that export a hand-made or synthetic IR."""
+    options = ExportOptions(
+        granularity=granularity, depth=depth, show_buffers=show_buffers, attachment=attachment, path=path, page=page
+    )
+    return run(ir, options, baseline=baseline, diff=diff, progress=progress)
