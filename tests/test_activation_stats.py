@@ -25,6 +25,7 @@ from tlnetron.errors import TlnetronError, TlnetronWarning
 from tlnetron.ir import Honesty, OpIR, TensorStats, TraceIR
 from tlnetron.reader import read_trace, tensor_stats
 from tlnetron.validation import Shown, companion_problems
+from tlnetron.options import ExportOptions
 from tlnetron.view_op import project_op
 
 from zoo import ZooTrace
@@ -118,7 +119,7 @@ def test_rolled_view_skips_layers_of_several_passes(tmp_path: Path) -> None:
 
 def test_value_rows_must_target_a_drawn_value() -> None:
     ir = _ir(RELU)
-    projection = project_op(ir, BufferPolicy.MEANINGFUL)
+    projection = project_op(ir, ExportOptions(granularity=Granularity.OP, show_buffers=BufferPolicy.MEANINGFUL))
     values = drawn_values(projection)
     assert {"input_1", "relu_1_1", "exp_1_2"} <= values
     companion = build_companion(

@@ -1,6 +1,6 @@
 """The checker runs with glibc's fastbins off on large models, and the heap is trimmed after it.
 
-``validation.check_onnx`` turns glibc's fastbins off (``mallopt(M_MXFAST, 0)``) while
+``validation.check_onnx`` (through ``perf.checker_allocator``) turns glibc's fastbins off (``mallopt(M_MXFAST, 0)``) while
 ``onnx.checker`` checks a model of at least ``FASTBINS_OFF_FROM_BYTES`` serialized bytes,
 restores glibc's default afterwards, also when the check fails, and then hands the heap the
 checker freed back to the system (``malloc_trim(0)``). Speed and memory measures only
@@ -19,7 +19,7 @@ from typing import Any
 import onnx
 import pytest
 
-from tlnetron import TlnetronWarning, validation
+from tlnetron import TlnetronWarning, perf, validation
 from tlnetron._generated.vocab import BufferPolicy, Granularity
 from tlnetron.api import export_ir
 from tlnetron.ir import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, OpIR, TraceIR
@@ -54,8 +54,8 @@ def _export(ir: TraceIR, path: Path) -> bytes:
 def _recording(monkeypatch: pytest.MonkeyPatch, fail: bool = False) -> list[Any]:
     """Record mallopt and malloc_trim calls and the check between them (the real checker still runs)."""
     events: list[Any] = []
-    monkeypatch.setattr(validation, "_mallopt", lambda: lambda param, value: events.append((param, value)) or 1)
-    monkeypatch.setattr(validation, "_malloc_trim", lambda: lambda pad: events.append(("trim", pad)) or 1)
+    monkeypatch.setattr(perf, "_mallopt", lambda: lambda param, value: events.append((param, value)) or 1)
+    monkeypatch.setattr(perf, "_malloc_trim", lambda: lambda pad: events.append(("trim", pad)) or 1)
     real = onnx.checker.check_model
 
     def check(model: Any, full_check: bool = False) -> None:
@@ -78,29 +78,29 @@ def _model_bytes(n: int, tmp_path: Path) -> bytes:
 
 def test_fastbins_are_off_only_while_a_large_model_is_checked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     small = _model_bytes(10, tmp_path)
-    monkeypatch.setattr(validation, "FASTBINS_OFF_FROM_BYTES", len(small) + 1)
+    monkeypatch.setattr(perf, "FASTBINS_OFF_FROM_BYTES", len(small) + 1)
     events = _recording(monkeypatch)
     assert validation.check_onnx(small) is None
     assert events == ["check"]  # below the size: the allocator is left alone
 
     large = _model_bytes(40, tmp_path)
-    assert len(large) >= validation.FASTBINS_OFF_FROM_BYTES
+    assert len(large) >= perf.FASTBINS_OFF_FROM_BYTES
     events.clear()
     assert validation.check_onnx(large) is None
-    assert events == [(M_MXFAST, 0), "check", (M_MXFAST, validation._DEFAULT_MXFAST), ("trim", 0)]
+    assert events == [(M_MXFAST, 0), "check", (M_MXFAST, perf._DEFAULT_MXFAST), ("trim", 0)]
     # A parsed model is measured by its serialized size too.
     events.clear()
     model = onnx.ModelProto.FromString(large)
     assert validation.check_onnx(model) is None
-    assert events == [(M_MXFAST, 0), "check", (M_MXFAST, validation._DEFAULT_MXFAST), ("trim", 0)]
+    assert events == [(M_MXFAST, 0), "check", (M_MXFAST, perf._DEFAULT_MXFAST), ("trim", 0)]
 
 
 def test_the_default_comes_back_when_the_check_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     large = _model_bytes(40, tmp_path)
-    monkeypatch.setattr(validation, "FASTBINS_OFF_FROM_BYTES", 1)
+    monkeypatch.setattr(perf, "FASTBINS_OFF_FROM_BYTES", 1)
     events = _recording(monkeypatch, fail=True)
     assert validation.check_onnx(large) == "made to fail"
-    assert events == [(M_MXFAST, 0), "check", (M_MXFAST, validation._DEFAULT_MXFAST), ("trim", 0)]
+    assert events == [(M_MXFAST, 0), "check", (M_MXFAST, perf._DEFAULT_MXFAST), ("trim", 0)]
 
 
 @pytest.mark.parametrize(("found", "tunable"), [("_mallopt", "glibc.malloc.mxfast=64"), ("_malloc_trim", "glibc.malloc.trim_threshold=131072")])
@@ -109,7 +109,7 @@ def test_glibc_functions_are_found_and_a_users_tuning_is_respected(monkeypatch: 
         glibc = (os.confstr("CS_GNU_LIBC_VERSION") or "").startswith("glibc")
     except (ValueError, OSError, AttributeError):
         glibc = False
-    getter = getattr(validation, found)
+    getter = getattr(perf, found)
     getter.cache_clear()
     try:
         monkeypatch.delenv("GLIBC_TUNABLES", raising=False)
@@ -126,7 +126,7 @@ import gc, resource, sys, warnings
 from pathlib import Path
 sys.path.insert(0, {tests!r})
 from test_allocator import _chain
-from tlnetron import validation
+from tlnetron import perf
 from tlnetron._generated.vocab import BufferPolicy, Granularity
 from tlnetron.api import export_ir
 
@@ -135,7 +135,7 @@ def rss_mb():
         return int(fh.read().split()[1]) * resource.getpagesize() / 2**20
 
 if sys.argv[1] == "untrimmed":
-    validation._malloc_trim = lambda: None
+    perf._malloc_trim = lambda: None
 ir = _chain(20000)
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
@@ -148,7 +148,7 @@ print(rss_mb() - before)
 """
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux") or validation._malloc_trim() is None, reason="glibc on Linux only")
+@pytest.mark.skipif(not sys.platform.startswith("linux") or perf._malloc_trim() is None, reason="glibc on Linux only")
 def test_a_large_export_gives_back_the_memory_the_checker_used(tmp_path: Path) -> None:
     """A real 20,000-op export in a fresh process: without the trim the process keeps the
     checker's freed heap (~100 MB here); with it, what the export leaves is a small part of that."""
@@ -172,6 +172,6 @@ def test_a_large_export_writes_the_same_bytes_with_fastbins_off(tmp_path: Path, 
     from google.protobuf import json_format
 
     json_format.Parse(with_fastbins_off, model)
-    assert model.ByteSize() >= validation.FASTBINS_OFF_FROM_BYTES  # the measure really applied
-    monkeypatch.setattr(validation, "FASTBINS_OFF_FROM_BYTES", 1 << 62)
+    assert model.ByteSize() >= perf.FASTBINS_OFF_FROM_BYTES  # the measure really applied
+    monkeypatch.setattr(perf, "FASTBINS_OFF_FROM_BYTES", 1 << 62)
     assert _export(ir, tmp_path / "b" / "m.onnx.json") == with_fastbins_off

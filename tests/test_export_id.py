@@ -186,10 +186,11 @@ def test_the_id_goes_over_the_placeholders_and_nowhere_else() -> None:
 
 
 def test_the_builder_refuses_metadata_without_the_placeholder() -> None:
-    from tlnetron.api import _project
     from tlnetron.onnx_build import build_model
+    from tlnetron.options import ExportOptions
+    from tlnetron.views import view
 
-    projection = _project(TINY_IR, Granularity.OP, None, BufferPolicy.MEANINGFUL)
+    projection = view(Granularity.OP).project(TINY_IR, ExportOptions(granularity=Granularity.OP, show_buffers=BufferPolicy.MEANINGFUL))
     assert build_model(projection, [(MetaKey.EXPORT_ID, PLACEHOLDER)], producer_version="0", graph_doc="").export_id
     with pytest.raises(ValueError, match="placeholder"):
         build_model(projection, [(MetaKey.EXPORT_ID, "1" * 32)], producer_version="0", graph_doc="")

@@ -60,13 +60,13 @@ def test_a_quadratic_checker_is_named_with_its_remedy_never_in_the_artifact(
     """Past the function count where onnx 1.23's check dominates (lowered here so a real
     model reaches it), the installed onnx's quadratic check is named with its remedy, in
     the result's warnings but not in the artifact (it is about this machine, not the trace)."""
-    import tlnetron.api as api
+    import tlnetron.advisories as advisories
     from tlnetron.validation import checker_is_quadratic
 
     log = zoo_trace("bert")
     n = tlnetron.export(log, tmp_path / "probe.onnx.json", attachment=False).function_count
     assert n > 1
-    monkeypatch.setattr(api, "QUADRATIC_CHECK_FROM_FUNCTIONS", n if reached else n + 1)
+    monkeypatch.setattr(advisories, "QUADRATIC_CHECK_FROM_FUNCTIONS", n if reached else n + 1)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = tlnetron.export(log, tmp_path / "m.onnx.json")

@@ -8,20 +8,21 @@ from pathlib import Path
 import pytest
 
 import tlnetron
-import tlnetron.api
+import tlnetron.perf
+import tlnetron.pipeline
 from tlnetron._generated.vocab import GRANULARITY, Granularity
 from zoo import ZooTrace
 
 
 def test_gc_is_paused_during_the_export_and_restored(zoo_trace: ZooTrace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[bool] = []
-    real = tlnetron.api.check_onnx
+    real = tlnetron.pipeline.check_onnx
 
     def spy(model: object) -> str | None:
         seen.append(gc.isenabled())
         return real(model)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(tlnetron.api, "check_onnx", spy)
+    monkeypatch.setattr(tlnetron.pipeline, "check_onnx", spy)
     assert gc.isenabled()
     tlnetron.export(zoo_trace("loop"), tmp_path / "m.onnx.json", granularity=Granularity.OP)
     assert seen == [False]
@@ -68,6 +69,6 @@ def test_the_export_frees_what_it_built_before_collection_resumes(
 
     gc.collect()
     before = built()
-    monkeypatch.setattr(tlnetron.api, "gc", _Gc())
+    monkeypatch.setattr(tlnetron.perf, "gc", _Gc())
     tlnetron.export(log, tmp_path / "m.onnx.json", granularity=granularity)
     assert counts and counts[-1] == before, f"{counts[-1] - before} IR/projection objects alive when collection resumed"

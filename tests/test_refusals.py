@@ -18,6 +18,8 @@ import torch
 import torchlens
 
 import tlnetron
+import tlnetron.perf
+import tlnetron.pipeline
 import tlnetron.writer
 from tlnetron import TlnetronError, TlnetronWarning
 from tlnetron._generated.vocab import GRANULARITY, BufferPolicy, Granularity
@@ -258,7 +260,7 @@ def test_both_files_are_staged_and_written_out_while_the_checker_runs(
     the destinations are replaced only after the checker passed and every file was synced."""
     path, _ = _existing_pair(log, tmp_path)
     events: list[tuple[str, Any]] = []
-    real_start, real_sync, real_check = tlnetron.writer._start_writeback, tlnetron.writer._datasync, tlnetron.api.check_onnx
+    real_start, real_sync, real_check = tlnetron.perf._writeback, tlnetron.writer._datasync, tlnetron.pipeline.check_onnx
     assert real_start is not None, "Linux's sync_file_range was not found"
 
     def start(fd: int) -> object:
@@ -274,9 +276,9 @@ def test_both_files_are_staged_and_written_out_while_the_checker_runs(
         events.append(("check", sorted(p.name for p in tmp_path.iterdir())))
         return real_check(data)
 
-    monkeypatch.setattr(tlnetron.writer, "_start_writeback", start)
+    monkeypatch.setattr(tlnetron.writer, "start_writeback", start)
     monkeypatch.setattr(tlnetron.writer, "_datasync", sync)
-    monkeypatch.setattr(tlnetron.api, "check_onnx", check)
+    monkeypatch.setattr(tlnetron.pipeline, "check_onnx", check)
     result = _export(log, path, granularity=Granularity.MODULE)
     monkeypatch.undo()
     sizes = {"artifact": len(result.artifact_bytes), "companion": len(result.companion_bytes or b"")}
@@ -333,7 +335,7 @@ def test_a_checker_failure_with_both_files_staged_changes_nothing(
         seen.append(sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tlnetron-tmp")))
         return "made to fail after staging"
 
-    monkeypatch.setattr(tlnetron.api, "check_onnx", failing_check)
+    monkeypatch.setattr(tlnetron.pipeline, "check_onnx", failing_check)
     err = _refused("artifact_invalid", log, path, granularity=Granularity.MODULE)
     assert "made to fail after staging" in str(err)
     assert len(seen) == 1 and len(seen[0]) == 2  # both files were staged when the check ran
@@ -370,7 +372,7 @@ def test_staged_files_commit_only_a_complete_set(tmp_path: Path) -> None:
 
 
 def test_writeback_starts_on_a_real_file(tmp_path: Path) -> None:
-    start = tlnetron.writer._writeback_starter()
+    start = tlnetron.perf._writeback_starter()
     assert start is not None  # Linux: glibc and musl have sync_file_range
     with open(tmp_path / "f", "wb") as fh:
         fh.write(b"x" * 100_000)

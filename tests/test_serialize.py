@@ -1,7 +1,7 @@
 """The artifact JSON is exactly what protobuf's own ``MessageToDict`` gives for the checked proto.
 
 The builder emits the serialized proto and its JSON text in one pass; both are captured as
-``export`` built them (a spy around ``tlnetron.api.build_model``), so the comparison is
+``export`` built them (a spy around ``tlnetron.pipeline.build_model``), so the comparison is
 against the bytes the checker validated, not a proto parsed back from the written text.
 """
 
@@ -16,7 +16,7 @@ import pytest
 from google.protobuf import json_format
 
 import tlnetron
-import tlnetron.api
+import tlnetron.pipeline
 import tlnetron.onnx_build
 from tlnetron.onnx_build import BuiltModel
 from tlnetron import TlnetronWarning
@@ -39,7 +39,7 @@ CASES = [
 
 def _capture_builds(monkeypatch: pytest.MonkeyPatch) -> list[BuiltModel]:
     """Every model ``export`` builds from now on, as it was built (a spy around
-    ``tlnetron.api.build_model``)."""
+    ``tlnetron.pipeline.build_model``)."""
     built: list[BuiltModel] = []
     real_build = tlnetron.onnx_build.build_model
 
@@ -47,7 +47,7 @@ def _capture_builds(monkeypatch: pytest.MonkeyPatch) -> list[BuiltModel]:
         built.append(real_build(*args, **kwargs))  # type: ignore[arg-type]
         return built[-1]
 
-    monkeypatch.setattr(tlnetron.api, "build_model", spy)
+    monkeypatch.setattr(tlnetron.pipeline, "build_model", spy)
     return built
 
 

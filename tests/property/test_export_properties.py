@@ -37,8 +37,8 @@ from oracle import (
 )
 from semantics import check_view_totals_agree, check_views_agree
 from strategies import BUFFER_POLICIES, GRANULARITIES, export_options, trace_irs
-from tlnetron._generated.vocab import BufferPolicy, CaptureStatus, Granularity
 from tlnetron import TlnetronWarning
+from tlnetron._generated.vocab import BufferPolicy, CaptureStatus, Granularity
 from tlnetron.ir import ROLE_INPUT, ROLE_OUTPUT, Honesty, ModuleCallIR, OpIR, TraceIR
 
 
@@ -330,13 +330,12 @@ def test_strategy_draws_consistent_traces(ir: TraceIR) -> None:
 
 @given(ir=trace_irs())
 def test_a_rolled_layers_facts_are_its_passes_facts_summed(ir: TraceIR) -> None:
-    """``nodes.passes_facts`` (the rolled view's fused sum, one walk over the passes) says
+    """``facts.passes_facts`` (the rolled view's fused sum, one walk over the passes) says
     exactly what summing each pass's ``op_facts`` says, NaN, negatives and pseudo-ops
     included."""
     from dataclasses import replace
 
-    from tlnetron.facts import sum_facts
-    from tlnetron.nodes import op_facts, passes_facts
+    from tlnetron.facts import op_facts, passes_facts, sum_facts
 
     layers: dict[str, list[OpIR]] = {}
     for op in ir.ops:
