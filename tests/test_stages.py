@@ -47,9 +47,11 @@ from tlnetron.facts import Facts
 from tlnetron.ir import ROLE_BUFFER, ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, Honesty, ModuleCallIR, OpIR, TraceIR
 from tlnetron.metadata import decode_metadata, encode_metadata, model_metadata
 from tlnetron.onnx_build import build_model
+from tlnetron.options import ExportOptions
 from tlnetron.projection import PGraph, PNode, PValue, Projection, TensorType
 from tlnetron.schemas import SchemaViolation, validate
 from tlnetron.validation import Shown, check_onnx, companion_problems
+from tlnetron.views import view
 from tlnetron.writer import staged_files
 
 FLOAT = 1  # onnx.TensorProto.FLOAT
@@ -63,18 +65,9 @@ MODULE = "ai.torchlens.module"
 
 
 def project(ir: TraceIR, granularity: str, show_buffers: str = BufferPolicy.MEANINGFUL, depth: int | None = None) -> Projection:
-    """The view of ``ir`` (today's view functions; the one place to update when they move)."""
-    if granularity == Granularity.OP:
-        from tlnetron.view_op import project_op
-
-        return project_op(ir, show_buffers)
-    if granularity == Granularity.ROLLED:
-        from tlnetron.view_rolled import project_rolled
-
-        return project_rolled(ir, show_buffers)
-    from tlnetron.view_module import project_module
-
-    return project_module(ir, show_buffers, depth)
+    """The view of ``ir``, through the views registry as the pipeline calls it."""
+    options = ExportOptions(granularity=granularity, show_buffers=show_buffers, depth=depth)  # type: ignore[arg-type]
+    return view(granularity).project(ir, options)
 
 
 def export(
