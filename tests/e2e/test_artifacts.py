@@ -38,13 +38,12 @@ from typing import Any
 import pytest
 
 import tlnetron
-from tlnetron._generated.vocab import MetaKey
+from tlnetron._generated.vocab import GRANULARITY, BufferPolicy, CaptureStatus, Granularity, MetaKey
 from netron_driver import ErrorDialogError, NetronPage
 
 pytestmark = pytest.mark.e2e
 
 MODELS = ["demo", "gpt2", "gpt2_small", "bert", "resnet", "loop", "multi_output_mixed", "conv3d"]
-GRANULARITIES = ["module", "op", "rolled"]
 DRILL_MODELS = {"demo", "gpt2", "gpt2_small", "bert"}
 LABEL_CAP = 16  # UTF-16 code units; longer labels are not drawn (reader contract §4)
 HONESTY_KEYS = (
@@ -502,10 +501,10 @@ def check_model_sidebar(netron: NetronPage, ex: Exported) -> None:
     shown_dict = dict(shown)
     for key in HONESTY_KEYS:
         assert key in shown_dict, f"honesty row {key} missing from Model Properties"
-    assert shown_dict["torchlens.granularity"] == ex.granularity
-    assert shown_dict["torchlens.show_buffers"] == "meaningful"
-    assert shown_dict["torchlens.capture_outcome"] == "complete"
-    assert shown_dict["torchlens.node_count"] == str(len(ex.graph["node"]))
+    assert shown_dict[MetaKey.GRANULARITY] == ex.granularity
+    assert shown_dict[MetaKey.SHOW_BUFFERS] == BufferPolicy.MEANINGFUL
+    assert shown_dict[MetaKey.CAPTURE_OUTCOME] == CaptureStatus.COMPLETE
+    assert shown_dict[MetaKey.NODE_COUNT] == str(len(ex.graph["node"]))
     totals = companion_rows(ex.attachment, "metrics", "model", "")
     assert any(name.startswith("\u03a3 ") for name, _ in totals), "the companion has no Σ totals"
     assert props["Metrics"] == totals
@@ -596,7 +595,7 @@ def check_rolled_loop(netron: NetronPage, ex: Exported) -> None:
 # --------------------------------------------------------------------------- the tests
 
 
-@pytest.mark.parametrize("granularity", GRANULARITIES)
+@pytest.mark.parametrize("granularity", GRANULARITY)
 @pytest.mark.parametrize("name", MODELS)
 def test_export_opens_fully_lit(netron: NetronPage, exported: ExportFn, name: str, granularity: str) -> None:
     ex = exported(name, granularity)
@@ -607,7 +606,7 @@ def test_export_opens_fully_lit(netron: NetronPage, exported: ExportFn, name: st
     # Boxes, edges, labels of the root graph.
     check_drawn_body(netron, ex.graph, where)
     assert len(op_boxes(netron)) == int(
-        next(p["value"] for p in ex.model["metadataProps"] if p["key"] == "torchlens.node_count")
+        next(p["value"] for p in ex.model["metadataProps"] if p["key"] == MetaKey.NODE_COUNT)
     )
 
     # Companion: every target matches something shown; the root graph's are drawn.
@@ -620,8 +619,8 @@ def test_export_opens_fully_lit(netron: NetronPage, exported: ExportFn, name: st
     if op is not None:
         check_node_sidebar(netron, ex.model, op, ex.attachment, where)
     else:  # bert, loop: every root node is a module call; ops are checked after drilling in
-        assert granularity == "module" and all(body_of(ex.model, n) for n in ex.graph["node"]), where
-    if granularity == "module" and ex.model.get("functions"):
+        assert granularity == Granularity.MODULE and all(body_of(ex.model, n) for n in ex.graph["node"]), where
+    if granularity == Granularity.MODULE and ex.model.get("functions"):
         assert call is not None
         check_node_sidebar(netron, ex.model, call, ex.attachment, f"{where} call")
     else:
@@ -630,11 +629,11 @@ def test_export_opens_fully_lit(netron: NetronPage, exported: ExportFn, name: st
     # Model Properties: honesty block and companion totals.
     check_model_sidebar(netron, ex)
 
-    if granularity == "module" and name in DRILL_MODELS:
+    if granularity == Granularity.MODULE and name in DRILL_MODELS:
         check_drill_down(netron, ex)
     elif call is not None:
         check_one_level(netron, ex, call)
-    if granularity == "rolled" and name == "loop":
+    if granularity == Granularity.ROLLED and name == "loop":
         check_rolled_loop(netron, ex)
     assert netron.console_errors() == []
 
@@ -747,7 +746,7 @@ def test_long_shapes_go_unlabelled_but_stay_in_the_sidebar(netron: NetronPage, t
 
     log = torchlens.trace(Wide().eval(), (torch.randn(10, 10, 10, 10, 10, 10),))
     path = tmp_path / "wide.onnx.json"
-    result = export_quietly(log, path, granularity="op")
+    result = export_quietly(log, path, granularity=Granularity.OP)
     model = json.loads(path.read_text("utf-8"))
     edges = expected_edges(model["graph"])
     assert sorted(edges.values()) == ["", "", "10×10×10×10×10"]

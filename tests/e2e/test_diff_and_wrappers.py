@@ -14,6 +14,7 @@ import torch
 import torchlens
 
 import tlnetron
+from tlnetron._generated.vocab import DiffStatus, Granularity, MetaKey, NodeMeta
 from netron_driver import NetronPage
 from zoo import ZooTrace
 
@@ -44,7 +45,7 @@ def _top_meta(artifact: Path) -> dict[str, dict[str, str]]:
     return {n["name"]: {p["key"]: p["value"] for p in n.get("metadataProps", [])} for n in doc["graph"]["node"]}
 
 
-@pytest.mark.parametrize("granularity", ["op", "module"])
+@pytest.mark.parametrize("granularity", [Granularity.OP, Granularity.MODULE])
 def test_diff_rows_show_in_the_sidebar(netron: NetronPage, tmp_path: Path, granularity: str) -> None:
     torch.manual_seed(0)
     base = _Net().eval()
@@ -55,16 +56,16 @@ def test_diff_rows_show_in_the_sidebar(netron: NetronPage, tmp_path: Path, granu
         subject.a.weight.add_(0.25)
     ref_log, sub_log = torchlens.trace(base, x), torchlens.trace(subject, x)
     # depth=1 keeps `block` a box (left to itself, the view opens a call holding half so small a model).
-    depth = {"depth": 1} if granularity == "module" else {}
+    depth = {"depth": 1} if granularity == Granularity.MODULE else {}
     result = _export(sub_log, tmp_path / "diff.onnx.json", granularity=granularity, baseline=ref_log, **depth)
     assert result.artifact is not None and result.companion is not None
     netron.open_dropped(result.artifact, result.companion)
     top = _top_meta(result.artifact)
-    status = {name: meta.get("torchlens.diff.status") for name, meta in top.items()}
+    status = {name: meta.get(NodeMeta.DIFF_STATUS) for name, meta in top.items()}
     # The perturbed linear changed, the extra op was added: both carry their rows.
-    picks = [next(n for n, s in status.items() if s == "changed"), next(n for n, s in status.items() if s == "added")]
-    if granularity == "module":
-        picks.append(next(n for n, meta in top.items() if "torchlens.diff.row_counts" in meta))
+    picks = [next(n for n, s in status.items() if s == DiffStatus.CHANGED), next(n for n, s in status.items() if s == DiffStatus.ADDED)]
+    if granularity == Granularity.MODULE:
+        picks.append(next(n for n, meta in top.items() if NodeMeta.DIFF_ROW_COUNTS in meta))
     for name in picks:
         shown = dict(netron.open_node_properties(name)["Metadata"])
         diff_rows = {k: v for k, v in top[name].items() if k.startswith("torchlens.diff.")}
@@ -72,8 +73,8 @@ def test_diff_rows_show_in_the_sidebar(netron: NetronPage, tmp_path: Path, granu
         for key, value in diff_rows.items():
             assert shown.get(key) == value, (name, key, shown)
     model_rows = dict(netron.open_model_properties()["Metadata"])
-    summary = json.loads(model_rows["torchlens.baseline"])
-    assert summary["row_counts"]["added"] == 1 and summary["row_counts"]["changed"] >= 1
+    summary = json.loads(model_rows[MetaKey.BASELINE])
+    assert summary["row_counts"][DiffStatus.ADDED] == 1 and summary["row_counts"][DiffStatus.CHANGED] >= 1
     assert not netron.console_errors()
 
 

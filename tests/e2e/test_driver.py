@@ -29,6 +29,8 @@ from netron_driver import (
 
 pytestmark = pytest.mark.e2e
 
+# Written out, not imported from tlnetron: these self-tests check the driver against Netron
+# alone, on hand-written models and companions (Netron's own "netron:attachment" word).
 LOSSY = "ai.torchlens.lossy"
 MODULE = "ai.torchlens.module"
 

@@ -38,6 +38,7 @@ from test_artifacts import (
     op_boxes,
     rows_once_attached,
 )
+from tlnetron._generated.vocab import Granularity, MetaKey
 from tlnetron.cli import main
 
 pytestmark = pytest.mark.e2e
@@ -118,7 +119,7 @@ def test_page_without_companion(
     graph = json.loads(artifact.read_text("utf-8"))["graph"]
     check_drawn_body(netron, graph, "model-only page")
     props = netron.open_model_properties()
-    assert dict(props["Metadata"])["torchlens.granularity"] == "module"
+    assert dict(props["Metadata"])[MetaKey.GRANULARITY] == Granularity.MODULE
     assert "Metrics" not in props
     assert netron.console_errors() == []
     check_stays_local(netron)

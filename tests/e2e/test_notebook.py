@@ -21,6 +21,7 @@ from nbclient import NotebookClient
 
 from netron_driver import NetronBrowser, NetronPage
 from test_artifacts import check_drawn_body, companion_rows, export_quietly
+from tlnetron._generated.vocab import Granularity, MetaKey
 
 pytestmark = pytest.mark.e2e
 
@@ -103,7 +104,7 @@ def test_show_in_a_real_kernel(
         open_output(netron, from_result, tmp_path, "from-result")
         assert frame_title(netron, "+ companion").startswith("in-kernel.onnx.json")
         props = netron.open_model_properties()
-        assert dict(props["Metadata"])["torchlens.granularity"] == "module"
+        assert dict(props["Metadata"])[MetaKey.GRANULARITY] == Granularity.MODULE
         assert "Metrics" in props
         assert netron.console_errors() == []
         assert netron.blocked_requests() == []

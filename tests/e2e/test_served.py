@@ -30,6 +30,7 @@ import pytest
 import tlnetron
 from netron_driver import NetronPage
 from test_artifacts import check_drawn_body, check_pair_in_page, companion_rows, export_quietly, op_boxes, rows_once_attached
+from tlnetron._generated.vocab import Granularity, MetaKey
 from tlnetron.serve import serve_files
 
 pytestmark = pytest.mark.e2e
@@ -176,7 +177,7 @@ def test_export_serve_memory_only(visitor: Any, demo_log: Any, no_browser: list[
     check_drawn_body(netron, model["graph"], "memory-only serve")
     assert len(op_boxes(netron)) == result.node_count
     props = netron.open_model_properties()
-    assert dict(props["Metadata"])["torchlens.granularity"] == "module"
+    assert dict(props["Metadata"])[MetaKey.GRANULARITY] == Granularity.MODULE
     assert "Metrics" not in props  # no companion
     assert not netron.title().endswith(COMPANION_SUFFIX)
     assert console_errors_except_favicon(netron) == []

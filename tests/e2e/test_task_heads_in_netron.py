@@ -24,6 +24,7 @@ import torchlens
 import tlnetron
 from netron_driver import NetronPage
 from test_artifacts import check_drawn_body, export_quietly
+from tlnetron._generated.vocab import Granularity
 from tlnetron.view_module import TRIVIAL_OP_TYPES
 from zoo import build
 
@@ -76,7 +77,7 @@ def test_a_diff_is_said_in_netron(netron: NetronPage, tmp_path: Path) -> None:
     subject, reference = _perturbed_pair()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", tlnetron.TlnetronWarning)
-        result = tlnetron.export(subject, tmp_path / "diff.onnx.json", granularity="op", baseline=reference)
+        result = tlnetron.export(subject, tmp_path / "diff.onnx.json", granularity=Granularity.OP, baseline=reference)
     assert result.artifact is not None and result.companion is not None
     model = json.loads(result.artifact_json)
     netron.open_dropped(result.artifact, result.companion)
