@@ -239,8 +239,8 @@ def check_success(ir: TraceIR | None, outcome: Outcome) -> None:
     assert ("netron_filename_shadowed" in emitted) == shadowed, f"{artifact_name!r}: {sorted(emitted)}"
     assert decoded.get("torchlens.warnings", []) == sorted(set(result.warnings))
     if ir is not None:
-        # Literal words from the spec, not tlnetron's constants: the oracle checks them independently.
         assert decoded["torchlens.capture_outcome"] == ir.honesty.capture_status
+        # Literal words from the spec, not tlnetron's constants: the oracle checks them independently.
         assert ("capture_incomplete" in emitted) == (ir.honesty.capture_status != "complete")
     if opts["granularity"] == "module" and opts.get("depth") is not None:  # the spec's word for the module view
         assert decoded["torchlens.depth"] == opts["depth"]
@@ -296,9 +296,9 @@ def check_success(ir: TraceIR | None, outcome: Outcome) -> None:
     for section in ("metadata", "metrics"):
         seen: set[tuple[str, str, str]] = set()
         for i, row in enumerate(companion[section]):
-            # Kinds spelled as Netron's reader contract spells them: what each must target is the oracle's own rule.
             kind, target, name = row["kind"], row["target"], row["name"]
             assert kind in COMPANION_KINDS
+            # Kinds spelled as Netron's reader contract spells them: what each must target is the oracle's own rule.
             if kind == "model":
                 assert target == "", f"{section}[{i}]: a model row must target ''"
             elif kind == "node":

@@ -37,8 +37,8 @@ __all__ = [
     "expected_type",
     "known",
 ]
-# The spec's domains, written here rather than imported: the oracle checks tlnetron's output with them.
 
+# The spec's domains, written here rather than imported: the oracle checks tlnetron's output with them.
 DOMAIN_LOSSY = "ai.torchlens.lossy"
 DOMAIN_MODULE = "ai.torchlens.module"
 
@@ -134,9 +134,9 @@ def check_types(ir: TraceIR, model: onnx.ModelProto, opts: dict[str, Any]) -> No
     and outputs, which ONNX requires to be typed, may carry a *loose* type stating only what
     the trace agrees on (known dims, UNDEFINED element type).
     """
-    # Which views name values after ops, and which policy keeps every pass, are the spec's rules: named literally.
     granularity = opts["granularity"]
     seen: dict[str, list[tuple[tuple[Dim, ...] | None, str | None]]] = {}
+    # Which views name values after ops, and which policy keeps every pass, are the spec's rules: named literally.
     if granularity in ("op", "module"):
         for op in ir.ops:
             if op.role != ROLE_OUTPUT:
@@ -255,10 +255,10 @@ def check_facts(ir: TraceIR, model: onnx.ModelProto, companion: dict[str, Any], 
             if value is None:
                 assert name not in got, f"node {target!r}: a {name!r} row for an absent fact"
             else:
-    # Each view's rows (and the policy keeping every pass) follow the spec's rules: named literally.
                 assert name in got, f"node {target!r}: no {name!r} row (the trace says {value})"
                 assert _close(got[name], value), f"node {target!r}: {name!r} is {got[name]}, the trace says {value}"
 
+    # Each view's rows (and the policy keeping every pass) follow the spec's rules: named literally.
     if granularity == "op":
         for node in model.graph.node:
             op = by_name.get(node.name)
@@ -372,11 +372,11 @@ def check_views_agree(ir: TraceIR, outcomes: dict[str, Any]) -> None:
     * the rolled view draws one node per layer of those ops;
     * the buffer policy hid the same number of buffers and ops in every view.
     """
-    # What each of the three views must draw is the spec's rule per view: they are named literally.
     models = _models(outcomes)
     if models is None:
         return
     layer_of = {op.name: op.layer for op in ir.ops}
+    # What each of the three views must draw is the spec's rule per view: they are named literally.
     op_leaves = _leaves(models["op"])
     module_leaves = _leaves(models["module"])
     drawn = set(op_leaves)

@@ -30,8 +30,8 @@ from hypothesis import strategies as st
 from known_bugs import export_sidestepping
 from oracle import ir_literal, run_export, strict_json
 from strategies import GRANULARITIES, trace_irs
-from tlnetron._generated.vocab import BufferPolicy, CaptureStatus, Granularity, ValidationCode
 from tlnetron import cli
+from tlnetron._generated.vocab import BufferPolicy, CaptureStatus, Granularity, ValidationCode
 from tlnetron.ir import Honesty, ModuleCallIR, OpIR, TraceIR
 from tlnetron.validation import Shown, companion_problems, shown_in_model
 
