@@ -418,7 +418,12 @@ def _validate(path: Path, companion_path: Path | None) -> list[Problem]:
     """Every problem of the artifact (and companion), each file read as Netron reads it."""
     from ._generated.vocab import ValidationCode
     from .jsonfile import read_json_file
-    from .validation import artifact_problems, companion_problems, parse_artifact, shown_in_model
+    from .validation import (
+        artifact_problems,
+        companion_problems,
+        parse_artifact,
+        shown_in_model,
+    )
 
     artifact = read_json_file(path, what="artifact")
     problems = list(artifact.problems)

@@ -12,16 +12,20 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from ._generated.vocab import SCHEMA_VERSION, CompanionKind, CompanionRow
+from ._generated.vocab import (
+    COMPANION_SIGNATURE,
+    SCHEMA_VERSION,
+    CompanionKind,
+    CompanionRow,
+)
 from .export_id import PLACEHOLDER
 from .ir import TensorStats
 from .presentation import companion_metric_rows, share_rows, stats_rows, total_rows
 from .projection import PNode, Projection
 from .serialize import dumps_bytes
 
-__all__ = ["SIGNATURE", "build_companion", "companion_bytes", "drawn_values", "iter_nodes"]
+__all__ = ["build_companion", "companion_bytes", "drawn_values", "iter_nodes"]
 
-SIGNATURE = "netron:attachment"
 Row = dict[str, Any]
 
 
@@ -119,7 +123,7 @@ def build_companion(
             if target in drawn:
                 for row_name, value in stats_rows(st):
                     append(_row(value_kind, target, row_name, value))
-    return {"signature": SIGNATURE, "metadata": metadata, "metrics": metrics}
+    return {"signature": COMPANION_SIGNATURE, "metadata": metadata, "metrics": metrics}
 
 
 def companion_bytes(companion: dict[str, Any]) -> bytes:

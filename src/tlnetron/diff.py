@@ -14,7 +14,14 @@ from collections import Counter
 from dataclasses import replace
 from typing import Any
 
-from ._generated.vocab import DIFF_STATUS, BaselineKind, ErrorCode, NodeMeta, NodeRole
+from ._generated.vocab import (
+    DIFF_STATUS,
+    BaselineKind,
+    DiffStatus,
+    ErrorCode,
+    NodeMeta,
+    NodeRole,
+)
 from .errors import Opt, Placeholder, TlnetronError
 from .ir import DiffIR, DiffRow, TraceIR
 from .nodes import one_line
@@ -65,7 +72,7 @@ def baseline_summary(diff: DiffIR) -> dict[str, Any]:
     for row in diff.rows:
         if row.status in counts:
             counts[row.status] += 1
-    removed = sorted({row.reference for row in diff.rows if row.status == "removed" and row.reference})
+    removed = sorted({row.reference for row in diff.rows if row.status == DiffStatus.REMOVED and row.reference})
     return {
         "direction": {"subject": f"the exported capture ({diff.subject_name})", "reference": f"the baseline capture ({diff.reference_name})"},
         "row_counts": counts,

@@ -57,7 +57,7 @@ from typing import Any
 
 import orjson
 
-from ._generated.vocab import ErrorCode, WarningCode
+from ._generated.vocab import COMPANION_SIGNATURE, ErrorCode, WarningCode
 from .errors import TlnetronError, warn
 from .jsonfile import companion_object
 from .serve import AGE_GATE_DAYS
@@ -353,7 +353,7 @@ def _check_model(name: str, data: bytes, outcome: str) -> None:
         obj = orjson.loads(data)
     except orjson.JSONDecodeError:
         obj = None
-    if isinstance(obj, dict) and obj.get("signature") == "netron:attachment":
+    if isinstance(obj, dict) and obj.get("signature") == COMPANION_SIGNATURE:
         why = "is a netron:attachment companion, not a model"
     elif not name.lower().endswith(".json"):
         why = "does not end in .json (Netron opens tlnetron's artifacts by that name)"

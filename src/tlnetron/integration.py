@@ -18,7 +18,7 @@ TARGET_NAME = "tlnetron"
 
 def export_target_factory() -> dict[str, Any]:
     """The frozen export-target row TorchLens' plugin door commits."""
-    from ._generated.vocab import GRANULARITY
+    from ._generated.vocab import COMPANION_SIGNATURE, GRANULARITY
     from .api import export
 
     return {
@@ -28,6 +28,6 @@ def export_target_factory() -> dict[str, Any]:
         "capabilities": {
             "format": "onnx-protobuf-json (Netron)",
             "granularities": ",".join(GRANULARITY),
-            "companion": "netron:attachment",
+            "companion": COMPANION_SIGNATURE,
         },
     }

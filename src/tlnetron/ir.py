@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ._generated.vocab import NodeRole
 from ._records import record
 
 __all__ = [
@@ -25,10 +26,11 @@ __all__ = [
     "ROLE_OUTPUT",
 ]
 
-ROLE_OP = "op"
-ROLE_INPUT = "input"
-ROLE_OUTPUT = "output"
-ROLE_BUFFER = "buffer"
+# An op's role in the IR: the node roles it keeps as it becomes a node.
+ROLE_OP = NodeRole.OP
+ROLE_INPUT = NodeRole.INPUT
+ROLE_OUTPUT = NodeRole.OUTPUT
+ROLE_BUFFER = NodeRole.BUFFER
 
 Dim = int | str
 """A dimension: an int, or a string when it is not one number (e.g. ``'1..4'`` in a rolled layer)."""

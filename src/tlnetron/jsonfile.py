@@ -21,7 +21,7 @@ from typing import Any
 
 import orjson
 
-from ._generated.vocab import ErrorCode, ValidationCode
+from ._generated.vocab import COMPANION_SIGNATURE, ErrorCode, ValidationCode
 from .errors import Problem, TlnetronError
 
 __all__ = ["JsonFile", "companion_object", "parse_json_bytes", "read_json_file"]
@@ -129,7 +129,7 @@ def companion_object(name: str, data: bytes) -> dict[str, Any]:
         obj = orjson.loads(data)
     except orjson.JSONDecodeError:
         obj = None
-    if not isinstance(obj, dict) or obj.get("signature") != "netron:attachment" or not name.lower().endswith(".json"):
+    if not isinstance(obj, dict) or obj.get("signature") != COMPANION_SIGNATURE or not name.lower().endswith(".json"):
         raise TlnetronError(
             ErrorCode.NETRON_ATTACHMENT_INVALID,
             f"{name!r} is not a netron:attachment companion (Netron would open it as a model and replace the graph).",

@@ -15,6 +15,7 @@ from ._generated.vocab import (
     MODEL_METADATA_KEYS,
     SCHEMA_VERSION,
     BaselineKind,
+    CaptureStatus,
     CaptureVerdict,
     Granularity,
     MetaKey,
@@ -71,7 +72,7 @@ def model_metadata(
         MetaKey.TORCHLENS_VERSION: ir.torchlens_version,
         MetaKey.TORCH_VERSION: ir.torch_version,
     }
-    if h.reason and h.capture_status != "complete":
+    if h.reason and h.capture_status != CaptureStatus.COMPLETE:
         meta[MetaKey.CAPTURE_OUTCOME_REASON] = h.reason
     if h.state and h.state != "pristine":
         meta[MetaKey.TRACE_STATE] = h.state

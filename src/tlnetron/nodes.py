@@ -6,18 +6,24 @@ of ``schema/node-properties.schema.json``, worded per :mod:`tlnetron.facts`.
 
 from __future__ import annotations
 
-from dataclasses import fields
 from collections.abc import Iterable
+from dataclasses import fields
 
-from ._generated.vocab import NODE_TEXT_MAX_LENGTH, NodeAttr, NodeMeta, NodeRole
+from ._generated.vocab import NODE_TEXT_MAX_LENGTH, Domain, NodeAttr, NodeMeta, NodeRole
 from .facts import Facts, op_facts
-from .perf import export_memo
 from .ir import ROLE_BUFFER, OpIR
-from .projection import PGraph, PNode, PValue, loose_type, shape_text, tensor_type, untyped_reason
+from .perf import export_memo
+from .projection import (
+    PGraph,
+    PNode,
+    PValue,
+    loose_type,
+    shape_text,
+    tensor_type,
+    untyped_reason,
+)
 
 __all__ = [
-    "DOMAIN_LOSSY",
-    "DOMAIN_MODULE",
     "graph_io",
     "input_names_value",
     "LEGIBILITY_BUDGET",
@@ -29,10 +35,6 @@ __all__ = [
     "root_graph",
     "root_ranks",
 ]
-
-DOMAIN_LOSSY = "ai.torchlens.lossy"
-DOMAIN_MODULE = "ai.torchlens.module"
-
 
 def one_line(text: str) -> str:
     """Text for a single-line field: line breaks shown as ``\\n`` instead of breaking rows,
@@ -93,7 +95,7 @@ def op_node(
     inputs: tuple[str, ...],
     ports: tuple[str, ...],
     *,
-    domain: str = DOMAIN_LOSSY,
+    domain: str = Domain.LOSSY,
     typed: bool | None = None,
     facts: Facts | None = None,
     passes: int | None = None,
@@ -199,7 +201,7 @@ def graph_io(
             PNode(
                 name=op.name,
                 op_type="input",
-                domain=DOMAIN_LOSSY,
+                domain=Domain.LOSSY,
                 role=NodeRole.INPUT,
                 inputs=(),
                 outputs=(op.name,),
@@ -228,7 +230,7 @@ def graph_io(
             PNode(
                 name=op.name,
                 op_type="output",
-                domain=DOMAIN_LOSSY,
+                domain=Domain.LOSSY,
                 role=NodeRole.OUTPUT,
                 inputs=(parent,) if (parent and (parent in produced or parent in input_values)) else (),
                 outputs=(op.name,),

@@ -19,13 +19,12 @@ from typing import Any
 import onnx
 import orjson
 
-from ._generated.vocab import NODE_ATTRIBUTE_TYPES, MetaKey
+from ._generated.vocab import NODE_ATTRIBUTE_TYPES, Domain, MetaKey
 from ._records import record
 from .export_id import PLACEHOLDER, companion_with_id, export_id_of
-from .nodes import DOMAIN_LOSSY, DOMAIN_MODULE
 from .presentation import node_rows
 from .progress import every_share, report_every
-from .projection import PFunction, PGraph, PNode, PValue, Projection, TensorType
+from .projection import PFunction, PGraph, PNode, Projection, PValue, TensorType
 from .serialize import dumps_bytes
 
 __all__ = ["CHUNK_NODES", "DISCLAIMER", "IR_VERSION", "BuiltModel", "build_model"]
@@ -46,7 +45,7 @@ tenth round)."""
 
 _STRING = onnx.AttributeProto.STRING
 _INT = onnx.AttributeProto.INT
-_OPSETS = ((DOMAIN_LOSSY, 1), (DOMAIN_MODULE, 1))
+_OPSETS = ((Domain.LOSSY, 1), (Domain.MODULE, 1))
 Json = dict[str, Any]
 
 
@@ -346,14 +345,14 @@ def build_model(
         ir_version=IR_VERSION,
         producer_name="tlnetron",
         producer_version=producer_version,
-        domain="ai.torchlens",
+        domain=Domain.TORCHLENS,
         doc_string=model_doc or DISCLAIMER,
     )
     out: Json = {
         "irVersion": str(IR_VERSION),
         "producerName": "tlnetron",
         "producerVersion": producer_version,
-        "domain": "ai.torchlens",
+        "domain": Domain.TORCHLENS,
         "docString": model_doc or DISCLAIMER,
         "opsetImport": [{"domain": d, "version": str(v)} for d, v in _OPSETS],
     }

@@ -14,16 +14,19 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, cast
+from typing import cast
 
-from ._generated.vocab import BUFFER_POLICY, GRANULARITY, ErrorCode, Granularity
+from ._generated.vocab import (
+    BUFFER_POLICY,
+    GRANULARITY,
+    BufferPolicyName,
+    ErrorCode,
+    Granularity,
+    GranularityName,
+)
 from .errors import Opt, TlnetronError
 
 __all__ = ["ExportOptions", "check_activation_stats", "check_options", "check_progress", "is_page"]
-
-GranularityName = Literal["module", "op", "rolled"]
-BufferPolicyName = Literal["never", "meaningful", "always"]
-
 
 @dataclass(frozen=True, slots=True)
 class ExportOptions:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ._generated.vocab import ErrorCode
+from ._generated.vocab import BufferPolicyName, ErrorCode, GranularityName
 from .advisories import checker_advisory, view_advisories
 from .companion import build_companion, companion_bytes, drawn_values, iter_nodes
 from .diff import apply_diff
@@ -22,7 +22,7 @@ from .export_id import PLACEHOLDER
 from .ir import DiffIR, TraceIR
 from .metadata import encode_metadata, model_description, model_metadata
 from .onnx_build import DISCLAIMER, build_model
-from .options import BufferPolicyName, ExportOptions, GranularityName
+from .options import ExportOptions
 from .perf import clear_memos, gc_paused
 from .presentation import node_rows
 from .progress import Progress, Steps

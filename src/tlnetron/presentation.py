@@ -14,7 +14,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ._generated.vocab import METRICS, PASSES_ROW, CompanionRow, InclusiveWording, Metric, NodeWording
+from ._generated.vocab import (
+    METRICS,
+    PASSES_ROW,
+    CompanionRow,
+    InclusiveWording,
+    Metric,
+    NodeWording,
+)
 from .facts import Facts
 from .ir import TensorStats
 from .perf import export_memo

@@ -11,9 +11,9 @@ from __future__ import annotations
 import functools
 import math
 import sys
-from dataclasses import fields
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 

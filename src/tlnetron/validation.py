@@ -21,11 +21,17 @@ import onnx
 import orjson
 from google.protobuf import json_format
 
-from ._generated.vocab import CompanionKind, CompanionRow, MetaKey, NodeRole, ValidationCode
+from ._generated.vocab import (
+    CompanionKind,
+    CompanionRow,
+    Domain,
+    MetaKey,
+    NodeRole,
+    ValidationCode,
+)
 from .errors import Problem
 from .metadata import decode_metadata
 from .perf import checker_allocator
-from .nodes import DOMAIN_LOSSY, DOMAIN_MODULE
 from .schemas import SchemaViolation, validate
 
 __all__ = [
@@ -392,7 +398,7 @@ def _schema_problem(where: str, exc: SchemaViolation) -> Problem:
 def node_problems(nodes: Iterable[onnx.NodeProto], where: str) -> Iterator[Problem]:
     """Schema-check the attributes and metadataProps of tlnetron-domain nodes."""
     for n in nodes:
-        if n.domain not in (DOMAIN_LOSSY, DOMAIN_MODULE):
+        if n.domain not in (Domain.LOSSY, Domain.MODULE):
             continue
         attrs: dict[str, Any] = {}
         for a in n.attribute:
@@ -400,7 +406,7 @@ def node_problems(nodes: Iterable[onnx.NodeProto], where: str) -> Iterator[Probl
             if isinstance(attrs[a.name], bytes):
                 attrs[a.name] = attrs[a.name].decode("utf-8", "replace")
         meta = {p.key: p.value for p in n.metadata_props}
-        role = NodeRole.MODULE_CALL if n.domain == DOMAIN_MODULE else NodeRole.OP
+        role = NodeRole.MODULE_CALL if n.domain == Domain.MODULE else NodeRole.OP
         try:
             validate("node-properties", {"role": role, "attributes": attrs, "metadata": meta})
         except SchemaViolation as exc:

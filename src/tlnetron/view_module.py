@@ -20,12 +20,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ._generated.vocab import Granularity, NodeAttr, NodeRole
+from ._generated.vocab import Domain, Granularity, NodeAttr, NodeRole
 from .buffers import BufferResult, apply_buffer_policy
 from .facts import Facts, op_facts, sum_facts
 from .ir import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, ModuleCallIR, OpIR, TraceIR
 from .nodes import (
-    DOMAIN_MODULE,
     LEGIBILITY_BUDGET,
     one_line,
     op_node,
@@ -36,7 +35,7 @@ from .nodes import (
 from .options import ExportOptions
 from .presentation import function_doc_line
 from .progress import every_share
-from .projection import PFunction, PGraph, PNode, PValue, Projection
+from .projection import PFunction, PGraph, PNode, Projection, PValue
 
 __all__ = ["MIN_ROOT_BOXES", "TRIVIAL_OP_TYPES", "project_module", "side_computations"]
 
@@ -345,7 +344,7 @@ def project_module(ir: TraceIR, options: ExportOptions, progress: Callable[[int,
             values=tuple(v for v in vals if v.name not in out_set),
             doc=_function_doc(b.call, call_nodes[label]),
         )
-        functions.append(PFunction(name=b.call.class_name, domain=DOMAIN_MODULE, body=body, overload=b.call.label))
+        functions.append(PFunction(name=b.call.class_name, domain=Domain.MODULE, body=body, overload=b.call.label))
 
     root = bodies[None]
     nodes, vals = body_nodes(root)
@@ -406,7 +405,7 @@ def _call_node(call: ModuleCallIR, inputs: tuple[str, ...], outputs: tuple[str, 
     return PNode(
         name=call.label,
         op_type=call.class_name,
-        domain=DOMAIN_MODULE,
+        domain=Domain.MODULE,
         role=NodeRole.MODULE_CALL,
         inputs=inputs,
         outputs=outputs,
