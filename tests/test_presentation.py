@@ -11,8 +11,8 @@ import pytest
 
 from tlnetron import presentation
 from tlnetron._generated.vocab import METRICS, PASSES_ROW, CompanionRow, InclusiveWording, MetaKey, NodeMeta
-from tlnetron.facts import Facts
-from tlnetron.ir import TensorStats
+from tlnetron.facts import DiffFacts, Facts
+from tlnetron.ir import DiffRow, TensorStats
 from tlnetron.projection import PNode
 
 OP = Facts(duration_s=2.5e-6, flops=1_234_567, nbytes=3072, op_count=1)
@@ -79,7 +79,8 @@ def test_model_totals() -> None:
 def test_a_nodes_rows_are_its_facts_and_own_rows_sorted_then_its_diff() -> None:
     node = PNode(
         "relu_1_1", "relu", "ai.torchlens.lossy", "op", ("x",), ("relu_1_1",),
-        metadata=((NodeMeta.INPUT_NAMES, "['input']"),), facts=OP, diff=((NodeMeta.DIFF_STATUS, "changed"),),
+        metadata=((NodeMeta.INPUT_NAMES, "['input']"),), facts=OP,
+        diff=DiffFacts(rows=(DiffRow("changed", "relu_1_1", "relu_1_1", 0.25, None, None),), inside=False),
     )  # fmt: skip
     assert presentation.node_rows(node) == (
         (NodeMeta.CAPTURED_BYTES, "3,072 B (3 KiB) captured output tensor"),
@@ -87,6 +88,33 @@ def test_a_nodes_rows_are_its_facts_and_own_rows_sorted_then_its_diff() -> None:
         (NodeMeta.INPUT_NAMES, "['input']"),
         (NodeMeta.OBSERVED_DURATION, "2.5 µs observed wall time"),
         (NodeMeta.DIFF_STATUS, "changed"),
+        (NodeMeta.DIFF_MAX_ABS_DELTA, "0.25"),
+        (NodeMeta.DIFF_REFERENCE_LABEL, "relu_1_1"),
+    )
+    assert presentation.node_doc(node) == "\nDiff against the baseline: changed (the baseline's relu_1_1); largest absolute difference 0.25."
+
+
+def test_diff_facts_of_the_ops_inside_a_box() -> None:
+    rows = (
+        DiffRow("changed", "a", "a", 1e-7, "within tolerance", None),
+        DiffRow("zero", "b", "b", None, None, None),
+        DiffRow("changed", "c", "c", 0.5, None, "shape [2] vs [3]"),
+    )
+    inside = DiffFacts(rows=rows, inside=True)
+    assert presentation.diff_rows(inside) == (
+        (NodeMeta.DIFF_ROW_COUNTS, "zero 1, changed 2 (over 3 op rows inside)"),
+        (NodeMeta.DIFF_MAX_ABS_DELTA, "0.5 (largest among the ops inside)"),
+    )
+    assert presentation.diff_sentence(inside) == (
+        "Diff against the baseline, over the ops inside: zero 1, changed 2 (over 3 op rows inside); "
+        "largest absolute difference 0.5 (largest among the ops inside)."
+    )
+    one = DiffFacts(rows=(rows[0],), inside=False)
+    assert presentation.diff_rows(one) == (
+        (NodeMeta.DIFF_STATUS, "changed"),
+        (NodeMeta.DIFF_MAX_ABS_DELTA, "1e-07"),
+        (NodeMeta.DIFF_REFERENCE_LABEL, "a"),
+        (NodeMeta.DIFF_VERDICT, "within tolerance"),
     )
 
 

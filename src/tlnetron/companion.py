@@ -20,7 +20,13 @@ from ._generated.vocab import (
 )
 from .export_id import PLACEHOLDER
 from .ir import TensorStats
-from .presentation import companion_metric_rows, share_rows, stats_rows, total_rows
+from .presentation import (
+    companion_metric_rows,
+    diff_rows,
+    share_rows,
+    stats_rows,
+    total_rows,
+)
 from .projection import PNode, Projection
 from .serialize import dumps_bytes
 
@@ -107,7 +113,7 @@ def build_companion(
         if f.inclusive:
             for name, share in share_rows(f, totals):
                 metadata.append(_row(node_kind, target, name, share))
-        for key, value in node.diff:
+        for key, value in diff_rows(node.diff) if node.diff is not None else ():
             metadata.append(_row(node_kind, target, key, value))
     for name, value in total_rows(totals):
         metrics.append(_row(CompanionKind.MODEL, "", name, value))

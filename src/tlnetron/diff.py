@@ -10,7 +10,6 @@ delta among them. A node with no settled row carries nothing, never a zero. The 
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import replace
 from typing import Any
 
@@ -19,12 +18,11 @@ from ._generated.vocab import (
     BaselineKind,
     DiffStatus,
     ErrorCode,
-    NodeMeta,
     NodeRole,
 )
 from .errors import Opt, Placeholder, TlnetronError
+from .facts import DiffFacts
 from .ir import DiffIR, DiffRow, TraceIR
-from .nodes import one_line
 from .projection import PFunction, PNode, Projection
 
 __all__ = ["apply_diff", "baseline_summary", "read_baseline"]
@@ -81,50 +79,6 @@ def baseline_summary(diff: DiffIR) -> dict[str, Any]:
     }
 
 
-def _delta_text(delta: float) -> str:
-    return f"{delta:.6g}"
-
-
-def _row_facts(row: DiffRow) -> tuple[tuple[str, str], ...]:
-    out = [(NodeMeta.DIFF_STATUS, row.status)]
-    if row.max_abs_delta is not None:
-        out.append((NodeMeta.DIFF_MAX_ABS_DELTA, _delta_text(row.max_abs_delta)))
-    if row.reference:
-        out.append((NodeMeta.DIFF_REFERENCE_LABEL, one_line(row.reference)))
-    if row.verdict:
-        out.append((NodeMeta.DIFF_VERDICT, one_line(row.verdict)))
-    if row.detail:
-        out.append((NodeMeta.DIFF_DETAIL, row.detail[:2000]))
-    return tuple(out)
-
-
-def _aggregate(rows: list[DiffRow]) -> tuple[tuple[str, str], ...]:
-    counts = Counter(r.status for r in rows)
-    text = ", ".join(f"{s} {counts[s]}" for s in DIFF_STATUS if counts[s])
-    out = [(NodeMeta.DIFF_ROW_COUNTS, f"{text} (over {len(rows)} op rows inside)")]
-    deltas = [r.max_abs_delta for r in rows if r.max_abs_delta is not None]
-    if deltas:
-        out.append((NodeMeta.DIFF_MAX_ABS_DELTA, _delta_text(max(deltas)) + " (largest among the ops inside)"))
-    return tuple(out)
-
-
-def diff_words(facts: tuple[tuple[str, str], ...]) -> str:
-    """A node's diff facts as one sentence of its description, which Netron shows at full
-    width (the metadata rows' names are cut to ``torchlens.diff.ma…`` in the sidebar)."""
-    f = dict(facts)
-    if NodeMeta.DIFF_ROW_COUNTS in f:
-        text = f"Diff against the baseline, over the ops inside: {f[NodeMeta.DIFF_ROW_COUNTS]}"
-    else:
-        text = f"Diff against the baseline: {f[NodeMeta.DIFF_STATUS]}"
-        if NodeMeta.DIFF_REFERENCE_LABEL in f:
-            text += f" (the baseline's {f[NodeMeta.DIFF_REFERENCE_LABEL]})"
-    if NodeMeta.DIFF_MAX_ABS_DELTA in f:
-        text += f"; largest absolute difference {f[NodeMeta.DIFF_MAX_ABS_DELTA]}"
-    if NodeMeta.DIFF_VERDICT in f:
-        text += f"; verdict: {f[NodeMeta.DIFF_VERDICT]}"
-    return text + "."
-
-
 def apply_diff(projection: Projection, ir: TraceIR, diff: DiffIR) -> Projection:
     """Attach diff facts to every node whose ops settled into a diff row."""
     by_op: dict[str, list[DiffRow]] = {}
@@ -149,23 +103,22 @@ def apply_diff(projection: Projection, ir: TraceIR, diff: DiffIR) -> Projection:
         inside[fn.overload] = found
         return found
 
-    def facts_for(node: PNode) -> tuple[tuple[str, str], ...]:
+    def facts_for(node: PNode) -> DiffFacts | None:
         if node.role == NodeRole.MODULE_CALL and node.overload in functions:
             rows = rows_in(functions[node.overload])
-            return _aggregate(rows) if rows else ()
-        if node.role == NodeRole.LAYER:
+        elif node.role == NodeRole.LAYER:
             rows = [r for name in layer_ops.get(node.name, []) for r in by_op.get(name, [])]
-            return _aggregate(rows) if rows else ()
-        rows = by_op.get(node.name, [])
-        if len(rows) == 1:
-            return _row_facts(rows[0])
-        return _aggregate(rows) if rows else ()
+        else:
+            rows = by_op.get(node.name, [])
+            if len(rows) == 1:
+                return DiffFacts(rows=(rows[0],), inside=False)
+        return DiffFacts(rows=tuple(rows), inside=True) if rows else None
 
     def patch(nodes: tuple[PNode, ...]) -> tuple[PNode, ...]:
         out = []
         for n in nodes:
             facts = facts_for(n)
-            out.append(replace(n, diff=facts, doc=f"{n.doc}\n{diff_words(facts)}") if facts else n)
+            out.append(replace(n, diff=facts) if facts is not None else n)
         return tuple(out)
 
     graph = replace(projection.graph, nodes=patch(projection.graph.nodes))

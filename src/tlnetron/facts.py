@@ -13,9 +13,9 @@ from collections.abc import Iterable
 from typing import TypeVar
 
 from ._records import record
-from .ir import ROLE_BUFFER, ROLE_INPUT, ROLE_OUTPUT, OpIR
+from .ir import ROLE_BUFFER, ROLE_INPUT, ROLE_OUTPUT, DiffRow, OpIR
 
-__all__ = ["Facts", "known", "op_facts", "passes_facts", "sum_facts"]
+__all__ = ["DiffFacts", "Facts", "known", "op_facts", "passes_facts", "sum_facts"]
 
 
 @record
@@ -33,6 +33,19 @@ class Facts:
     passes: int = 1
     unknown_flops: int = 0
     """Inclusive facts: how many ops inside have no FLOP rule (their FLOPs are not in ``flops``)."""
+
+
+@record
+class DiffFacts:
+    """A node's diff facts: the settled rows of TorchLens' differential for its ops.
+
+    ``inside`` False: the node is one op with exactly one row, stated as it is; True: the
+    rows of every op inside a module call or rolled layer (or of an op with several rows),
+    stated as counts and the largest delta.
+    """
+
+    rows: tuple[DiffRow, ...]
+    inside: bool
 
 
 def sum_facts(items: list[Facts], *, inclusive: bool, passes: int = 1, unknown_flops: int = 0) -> Facts:

@@ -22,7 +22,7 @@ import orjson
 from ._generated.vocab import NODE_ATTRIBUTE_TYPES, Domain, MetaKey
 from ._records import record
 from .export_id import PLACEHOLDER, companion_with_id, export_id_of
-from .presentation import node_rows
+from .presentation import node_doc, node_rows
 from .progress import every_share, report_every
 from .projection import PFunction, PGraph, PNode, Projection, PValue, TensorType
 from .serialize import dumps_bytes
@@ -144,9 +144,10 @@ class _Builder:
                 attrs.append(known[1])
             fields["attribute"] = protos
             out["attribute"] = attrs
-        if node.doc:
-            fields["doc_string"] = node.doc
-            out["docString"] = node.doc
+        doc = node_doc(node)
+        if doc:
+            fields["doc_string"] = doc
+            out["docString"] = doc
         rows = node_rows(node)
         if rows:
             props = self.prop_json

@@ -15,15 +15,18 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ._generated.vocab import (
+    DIFF_STATUS,
     METRICS,
     PASSES_ROW,
     CompanionRow,
     InclusiveWording,
     Metric,
+    NodeMeta,
     NodeWording,
 )
-from .facts import Facts
-from .ir import TensorStats
+from .facts import DiffFacts, Facts
+from .ir import DiffRow, TensorStats
+from .nodes import one_line
 from .perf import export_memo
 from .projection import PNode
 
@@ -31,12 +34,15 @@ __all__ = [
     "bytes_text",
     "companion_metric_rows",
     "count_text",
+    "diff_rows",
+    "diff_sentence",
     "duration_text",
     "duration_us",
     "flops_text",
     "stats_rows",
     "fact_rows",
     "function_doc_line",
+    "node_doc",
     "node_rows",
     "share_rows",
     "total_meta",
@@ -150,7 +156,12 @@ def node_rows(node: PNode) -> tuple[tuple[str, str], ...]:
         rows: Iterable[tuple[str, str]] = node.metadata
     else:
         rows = sorted([*fact_rows(node.facts, unknown_flops=node.facts.unknown_flops), *node.metadata])
-    return (*rows, *node.diff) if node.diff else tuple(rows)
+    return (*rows, *diff_rows(node.diff)) if node.diff is not None else tuple(rows)
+
+
+def node_doc(node: PNode) -> str:
+    """``node``'s description as written: its own, then its diff facts in one sentence."""
+    return node.doc if node.diff is None else f"{node.doc}\n{diff_sentence(node.diff)}"
 
 
 def companion_metric_rows(facts: Facts) -> list[tuple[str, Any]]:
@@ -245,3 +256,52 @@ def stats_rows(stats: TensorStats) -> list[tuple[str, Any]]:
     if stats.numel:
         out.append((CompanionRow.ZERO_FRACTION, _sig(stats.zero_count / stats.numel)))
     return out
+
+
+def _delta_text(delta: float) -> str:
+    return f"{delta:.6g}"
+
+
+def diff_rows(diff: DiffFacts) -> tuple[tuple[str, str], ...]:
+    """A node's diff facts as its ``torchlens.diff.*`` metadata rows (and companion rows)."""
+    if not diff.inside:
+        return _row_rows(diff.rows[0])
+    counts: dict[str, int] = {}
+    for r in diff.rows:
+        counts[r.status] = counts.get(r.status, 0) + 1
+    text = ", ".join(f"{s} {counts[s]}" for s in DIFF_STATUS if counts.get(s))
+    out = [(NodeMeta.DIFF_ROW_COUNTS, f"{text} (over {len(diff.rows)} op rows inside)")]
+    deltas = [r.max_abs_delta for r in diff.rows if r.max_abs_delta is not None]
+    if deltas:
+        out.append((NodeMeta.DIFF_MAX_ABS_DELTA, _delta_text(max(deltas)) + " (largest among the ops inside)"))
+    return tuple(out)
+
+
+def _row_rows(row: DiffRow) -> tuple[tuple[str, str], ...]:
+    out = [(NodeMeta.DIFF_STATUS, row.status)]
+    if row.max_abs_delta is not None:
+        out.append((NodeMeta.DIFF_MAX_ABS_DELTA, _delta_text(row.max_abs_delta)))
+    if row.reference:
+        out.append((NodeMeta.DIFF_REFERENCE_LABEL, one_line(row.reference)))
+    if row.verdict:
+        out.append((NodeMeta.DIFF_VERDICT, one_line(row.verdict)))
+    if row.detail:
+        out.append((NodeMeta.DIFF_DETAIL, row.detail[:2000]))
+    return tuple(out)
+
+
+def diff_sentence(diff: DiffFacts) -> str:
+    """A node's diff facts as one sentence of its description, which Netron shows at full
+    width (the metadata rows' names are cut to ``torchlens.diff.ma…`` in the sidebar)."""
+    f = dict(diff_rows(diff))
+    if NodeMeta.DIFF_ROW_COUNTS in f:
+        text = f"Diff against the baseline, over the ops inside: {f[NodeMeta.DIFF_ROW_COUNTS]}"
+    else:
+        text = f"Diff against the baseline: {f[NodeMeta.DIFF_STATUS]}"
+        if NodeMeta.DIFF_REFERENCE_LABEL in f:
+            text += f" (the baseline's {f[NodeMeta.DIFF_REFERENCE_LABEL]})"
+    if NodeMeta.DIFF_MAX_ABS_DELTA in f:
+        text += f"; largest absolute difference {f[NodeMeta.DIFF_MAX_ABS_DELTA]}"
+    if NodeMeta.DIFF_VERDICT in f:
+        text += f"; verdict: {f[NodeMeta.DIFF_VERDICT]}"
+    return text + "."

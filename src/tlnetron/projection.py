@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ._records import record
-from .facts import Facts
+from .facts import DiffFacts, Facts
 from .ir import Dim
 from .perf import export_memo
 
@@ -158,7 +158,7 @@ class PNode:
     metadata: tuple[tuple[str, str], ...] = ()
     doc: str = ""
     facts: Facts = field(default_factory=Facts)
-    diff: tuple[tuple[str, str], ...] = ()
+    diff: DiffFacts | None = None
     overload: str = ""
 
 
