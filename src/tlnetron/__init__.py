@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
-
+from ._version import __version__
 from .errors import Problem, TlnetronError, TlnetronWarning
 from .progress import PROGRESS_STAGES, Progress
 from .schemas import SCHEMA_VERSION, schema_dir

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ._generated.vocab import BufferPolicyName, ErrorCode, GranularityName
+from ._version import __version__
 from .advisories import checker_advisory, view_advisories
 from .companion import build_companion, companion_bytes, drawn_values, iter_nodes
 from .diff import apply_diff
@@ -37,12 +38,6 @@ __all__ = ["counts", "export_ir", "project", "run", "shown"]
 
 Baseline = tuple[str, "str | dict[str, Any]"]
 """The model metadata's ``(baseline_kind, value)``."""
-
-
-def _version() -> str:
-    from . import __version__
-
-    return __version__
 
 
 def counts(projection: Projection) -> dict[str, int]:
@@ -142,7 +137,7 @@ def _companion(projection: Projection, ir: TraceIR, artifact_name: str, steps: S
     companion = build_companion(
         projection,
         artifact_name=artifact_name,
-        producer_version=_version(),
+        producer_version=__version__,
         export_id=PLACEHOLDER,
         stats=tuple((op.name, op.stats) for op in ir.ops if op.stats is not None),
         values=values,
@@ -221,7 +216,7 @@ def run(
             built = build_model(
                 projection,
                 encode_metadata(meta),
-                producer_version=_version(),
+                producer_version=__version__,
                 graph_doc=_graph_doc(projection),
                 model_doc=model_description(meta, ir.model_class),
                 progress=steps.ticks(0.8),
