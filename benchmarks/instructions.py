@@ -1,8 +1,7 @@
 """tlnetron.export vs torchlens.export.netron in CPU instructions (callgrind), not seconds.
 
-Wall-clock ratios on a shared VM swing with the neighbours: the same loop of exports ran
-at 14 ms and at 27 ms per export within one minute (``benchmarks/README.md``, seventh
-round). Instructions executed do not: callgrind counts them, and the count for the same
+Wall-clock ratios on a shared VM swing with the neighbours (the same loop of exports can
+take twice as long a minute later). Instructions executed do not: callgrind counts them, and the count for the same
 code, inputs and hash seed agrees within ~0.2% from run to run, whatever else the machine
 is doing. This script reports, per model and view, the instructions one export executes in
 user space (``Ir``), for both exporters on the same trace in the same process:

@@ -33,10 +33,9 @@ __all__ = [
     "show",
 ]
 
-# The exporter imports onnx, and onnx imports numpy and ml_dtypes: 1.2-1.6 s in a fresh
-# process here with ml_dtypes 0.7.0 (README "Start-up"; benchmarks/README.md, ninth round).
-# It is imported on first use, so `import tlnetron` and the commands that only print help
-# or schemas start without it.
+# The exporter imports onnx (and with it numpy and ml_dtypes, the slowest imports: see
+# benchmarks/README.md, cold.py): it is imported on first use, so `import tlnetron` and the
+# commands that only print help or schemas start without it.
 _FROM_API = frozenset({"LEGIBILITY_BUDGET", "ExportResult", "export"})
 _FROM_NOTEBOOK = frozenset({"show"})
 

@@ -107,7 +107,7 @@ def op_node(
     rolled layer's node (the layer named in the description, with its passes).
     """
     # Runs once per drawn op in every view: fields are read once, and the records are
-    # built positionally (keywords cost ~0.4 us per record; the field order is pinned below).
+    # built positionally (keywords cost more per record; the field order is pinned below).
     name = op.name
     function = op.function
     attrs: list[tuple[str, str | int]] = []

@@ -40,8 +40,7 @@ CHUNK_NODES = 512
 """Nodes (or value infos, or function-body nodes) built, serialized and JSON-encoded at a
 time (:class:`_Parts`): a part's protos and JSON objects are freed before the next is
 built, so a large export reuses a few megabytes of warm memory instead of holding two whole
-trees (on a 100k-op trace: build stage -23%, 40% fewer page faults; ``benchmarks/README.md``,
-tenth round)."""
+trees (``benchmarks/README.md``, "Chunked build")."""
 
 _STRING = onnx.AttributeProto.STRING
 _INT = onnx.AttributeProto.INT
@@ -105,7 +104,7 @@ class _Builder:
 
     def node(self, container: Any, node: PNode) -> Json:
         # The NodeProto is made by one ``add(...)`` call whose repeated message fields are
-        # given as dicts (upb builds them in C: ~25% less than adding each row from Python).
+        # given as dicts (upb builds them in C, faster than adding each row from Python).
         # The metadata row dicts are the JSON's own: ``{"key": k, "value": v}`` is both.
         fields: dict[str, Any] = {"name": node.name, "op_type": node.op_type, "domain": node.domain}
         out: Json = {}
@@ -374,7 +373,7 @@ def build_model(
     # is copied once), not by copying the text: orjson's growing buffer ends in memory
     # mapped afresh, which goes back to the system when the caller drops the result; a copy
     # made now lands in the heap orjson just left free, and stays in the process after the
-    # result is dropped (measured: +12 MB after a 20k-op export).
+    # result is dropped.
     out["metadataProps"] = [{"key": k, "value": export_id if k == MetaKey.EXPORT_ID else v} for k, v in metadata]
     text = dumps_bytes(out)
     if len(text) != len(placeholder_text):

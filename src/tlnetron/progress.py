@@ -30,13 +30,10 @@ PROGRESS_STAGES = (
 )
 """An export's stages in order, each with its estimated share of the export (percent).
 
-From measured exports: each CPU stage's median share of the instructions of whole exports
-over 6 real models x 3 views (``benchmarks/instructions.py --stages``: read 30%, project
-18%, companion 14%, build 20%, check 13%, metadata and node validation 5%), rounded with
-the write's share of a large export's time (~3%: it waits on the disk, so on a 100-op trace
-it is a quarter of the export, on a 100k-op one 2%). ``progress(stage, done, total)``
-reports ``done / total`` from these; on GPT-2 every stage starts within 0.08 of the share
-of the export's time actually spent."""
+Each CPU stage's median share of the instructions of whole exports over real models and
+views (``benchmarks/instructions.py --stages``), with the write's share of a large export's
+time (it waits on the disk); ``progress(stage, done, total)`` reports ``done / total`` from
+these (how closely they track the time is in ``benchmarks/README.md``)."""
 
 
 class Steps:

@@ -448,7 +448,7 @@ def _read(
     )
 
 
-# OpIR is built positionally in _read (keywords cost ~1 us per op): its field order is pinned.
+# OpIR is built positionally in _read (keywords cost more per op): its field order is pinned.
 _OPIR_FIELDS = (
     "name", "layer", "pass_index", "num_passes", "op_type", "role", "shape", "dtype", "parents", "ports",
     "function", "module_calls", "module_path", "duration_s", "flops", "nbytes", "num_params", "params",
@@ -574,7 +574,7 @@ def _version(dist: str) -> str:
     the trace), else the installed distribution's metadata, else ``"unknown"``.
 
     The module attribute comes first because it is free, while the first metadata lookup of
-    a process scans every ``sys.path`` entry (~3-4 ms, paid by each CLI export).
+    a process scans every ``sys.path`` entry (paid by each CLI export).
     """
     module = sys.modules.get(dist)
     text = getattr(module, "__version__", None)

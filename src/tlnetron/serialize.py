@@ -19,7 +19,7 @@ __all__ = ["dumps_bytes"]
 def dumps_bytes(obj: Any) -> bytes:
     """Compact, deterministic JSON as UTF-8 bytes (key order as built, not ASCII-escaped).
 
-    Exports write these bytes as they are: a 100k-op artifact is ~55 MB, and decoding it to
-    ``str`` and encoding it back would copy it twice.
+    Exports write these bytes as they are: decoding a large artifact to ``str`` and
+    encoding it back would copy it twice.
     """
     return orjson.dumps(obj)

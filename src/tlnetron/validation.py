@@ -356,8 +356,8 @@ def parse_artifact(text: str, data: Any = None) -> tuple[onnx.ModelProto | None,
 
 
 QUADRATIC_CHECK_FROM_FUNCTIONS = 2_000
-"""From this many model-local functions, a quadratic checker's extra cost (~0.2 us x F**2
-here: ~0.8 s at 2,000, ~20 s at 10,000) is as large as the rest of the export."""
+"""From this many model-local functions, a quadratic checker's extra cost is as large as the
+rest of the export (``benchmarks/checker_functions.py``)."""
 
 
 def checker_is_quadratic(onnx_version: str | None = None) -> bool:
@@ -365,9 +365,9 @@ def checker_is_quadratic(onnx_version: str | None = None) -> bool:
 
     onnx 1.23.0 made shape inference's ``GraphInferenceContext`` own a copy of the map of
     every model-local function (onnx PR 8330, a use-after-scope fix), and inference builds
-    one context per function call it enters: F calls x F entries. Measured on a module view
-    with 10,000 functions (``benchmarks/README.md``): onnx 1.23.2 20.8 s, onnx 1.22.0 1.4 s.
-    1.23.0-1.23.2 have the copy; later releases count as affected until one drops it.
+    one context per function call it enters: F calls x F entries (``benchmarks/README.md``,
+    checker_functions.py). 1.23.0-1.23.2 have the copy; later releases count as affected
+    until one drops it.
     """
     text = onnx.__version__ if onnx_version is None else onnx_version
     parts: list[int] = []
