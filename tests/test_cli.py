@@ -585,3 +585,15 @@ def test_trace_demo_returns_the_last_of_its_traces(monkeypatch: pytest.MonkeyPat
     log = trace_demo()
     assert DEMO_TRACES == 2 and len(made) == DEMO_TRACES
     assert log is made[-1] and log is not made[0]
+
+
+def test_a_warnings_remedy_names_the_command_lines_flags(zoo_trace: ZooTrace, tmp_path: Path) -> None:
+    """A warning that names an option spells it as the command line does (``--granularity
+    module``), never as a Python keyword (``granularity="module"``)."""
+    folder = tmp_path / "resnet.tlspec"
+    torchlens.save(zoo_trace("resnet"), folder, include_custom_attributes=False, include_buffer_values=False)
+    proc = run("export", str(folder), "-o", str(tmp_path / "m.onnx.json"), "--granularity", "op", "--no-progress")
+    assert proc.returncode == 0, proc.stderr
+    (line,) = [line for line in proc.stderr.splitlines() if line.startswith("warning legibility_budget_exceeded ")]
+    assert "use the module view (--granularity module, the default)" in line, line
+    assert "granularity=" not in line and "depth=" not in line, line

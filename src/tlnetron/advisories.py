@@ -8,6 +8,7 @@ from pathlib import Path
 import onnx
 
 from ._generated.vocab import CaptureStatus, Granularity, WarningCode
+from .errors import Opt, Text
 from .ir import TraceIR
 from .nodes import LEGIBILITY_BUDGET
 from .projection import ELEM_TYPES, Projection
@@ -15,18 +16,18 @@ from .validation import QUADRATIC_CHECK_FROM_FUNCTIONS, checker_is_quadratic
 
 __all__ = ["Advisory", "checker_advisory", "view_advisories"]
 
-Advisory = tuple[str, str]
+Advisory = tuple[str, Text]
 """A warning code and its message."""
 
 _SHADOWED = {"model.json", "manifest.json", "metadata.json", "serialized_exported_program.json"}
 """File names Netron offers to other formats' readers before its ONNX JSON reader."""
 
 
-def _legibility_remedy(projection: Projection) -> str:
+def _legibility_remedy(projection: Projection) -> Text:
     if projection.granularity != Granularity.MODULE:
-        return 'use the module view (granularity="module", the default) to fold modules into drill-down boxes'
+        return ("use the module view (", Opt("granularity", "module"), ", the default) to fold modules into drill-down boxes")
     if (projection.depth or 1) > 1:
-        return f"pass a lower depth= (this view groups at depth {projection.depth}) to fold more into boxes"
+        return ("pass a lower ", Opt("depth"), f" (this view groups at depth {projection.depth}) to fold more into boxes")
     return "trace a sub-module on its own; at depth 1 the top-level modules already fold what they can"
 
 
@@ -34,14 +35,15 @@ def view_advisories(projection: Projection, ir: TraceIR, path: Path | None) -> l
     """What the artifact's reader should know about this view of this trace, in order."""
     out: list[Advisory] = []
     if projection.root_ranks > LEGIBILITY_BUDGET:
+        remedy = _legibility_remedy(projection)
         out.append((WarningCode.LEGIBILITY_BUDGET_EXCEEDED, (
             f"the root graph is {projection.root_ranks} boxes deep, past the ~{LEGIBILITY_BUDGET}-rank budget Netron "
-            f"draws legibly (it will render as a tall rope). Remedy: {_legibility_remedy(projection)}."
+            "draws legibly (it will render as a tall rope). Remedy: ", *((remedy,) if isinstance(remedy, str) else remedy), ".",
         )))
     if projection.inlined_calls:
         out.append((WarningCode.FUNCTION_LIMIT_INLINED, (
             f"{projection.inlined_calls} module calls are drawn inline (the deepest levels first): the ONNX checker "
-            "allows at most 10,000 functions. Remedy: export a sub-module's trace, or pass a larger depth= so fewer calls nest."
+            "allows at most 10,000 functions. Remedy: export a sub-module's trace, or pass a larger ", Opt("depth"), " so fewer calls nest.",
         )))
     untyped = sorted({op.dtype for op in ir.ops if op.dtype is not None and op.dtype not in ELEM_TYPES})
     if untyped:
@@ -70,5 +72,5 @@ def checker_advisory(n_functions: int, check_seconds: float) -> Advisory | None:
         f"onnx {onnx.__version__}'s full check grows with the square of the number of module functions; "
         f"this view has {n_functions:,}, and onnx.checker took {check_seconds:.1f} s of the export. "
         "Remedy: pip install 'onnx==1.22.0' (the same checks, in time linear in the functions), "
-        "or fewer module boxes: a larger depth=, or a sub-module's trace."
+        "or fewer module boxes: a larger ", Opt("depth"), ", or a sub-module's trace.",
     ))

@@ -597,7 +597,7 @@ def main(argv: list[str] | None = None) -> int:
 
             def show(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: TextIO | None = None, line: str | None = None) -> None:
                 if isinstance(message, TlnetronWarning):
-                    _ERR.line(f"warning {message.code} {message.message}")
+                    _ERR.line(f"warning {message.code} {message.text(cli_spelling)}")
                 else:
                     python_showwarning(message, category, filename, lineno, file, line)
 

@@ -112,18 +112,24 @@ class TlnetronWarning(UserWarning):
 
     Attributes:
         code: a member of the ``warning_code`` vocabulary.
-        message: what the warning says (``str(warning)`` is ``[code] message``).
+        message: what the warning says, options spelt as Python keywords (``str(warning)``
+            is ``[code] message``); :meth:`text` spells them another way.
     """
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: str, message: Text) -> None:
         if code not in WARNING_CODE:
             raise AssertionError(f"unknown warning code {code!r}")
         self.code = code
-        self.message = message
-        super().__init__(f"[{code}] {message}")
+        self._message = message
+        self.message = _spelt(message, str)
+        super().__init__(f"[{code}] {self.message}")
+
+    def text(self, spell: Callable[[Opt], str] = str) -> str:
+        """The warning's message, each :class:`Opt` spelt by ``spell``."""
+        return _spelt(self._message, spell)
 
 
-def warn(code: str, message: str, *, stacklevel: int = 3) -> TlnetronWarning:
+def warn(code: str, message: Text, *, stacklevel: int = 3) -> TlnetronWarning:
     """Emit a :class:`TlnetronWarning` and return it (so callers can record the code)."""
     w = TlnetronWarning(code, message)
     warnings.warn(w, stacklevel=stacklevel)
