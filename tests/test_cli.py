@@ -597,3 +597,21 @@ def test_a_warnings_remedy_names_the_command_lines_flags(zoo_trace: ZooTrace, tm
     (line,) = [line for line in proc.stderr.splitlines() if line.startswith("warning legibility_budget_exceeded ")]
     assert "use the module view (--granularity module, the default)" in line, line
     assert "granularity=" not in line and "depth=" not in line, line
+
+
+def test_torchlens_warnings_while_loading_print_as_one_line(saved: Path, tmp_path: Path) -> None:
+    """TorchLens' own warnings (here one it raises while a save loads) read as one line in
+    its words, not as Python's ``file:line: Category: message`` plus a source line."""
+    probe = (
+        "import sys, warnings, torchlens.errors, tlnetron.cli, tlnetron.reader\n"
+        "real = tlnetron.reader.load_saved_trace\n"
+        "def load(path):\n"
+        "    warnings.warn(torchlens.errors.TorchLensWarning('this save was written by an older\\n  torchlens'))\n"
+        "    return real(path)\n"
+        "tlnetron.reader.load_saved_trace = load\n"
+        f"sys.exit(tlnetron.cli.main(['export', {str(saved)!r}, '-o', {str(tmp_path / 'm.onnx.json')!r}, '--no-progress']))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=TIMEOUT)
+    assert proc.returncode == 0, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if "unpickles" not in line]
+    assert lines == ["torchlens TorchLensWarning: this save was written by an older torchlens"], proc.stderr

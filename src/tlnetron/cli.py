@@ -598,6 +598,9 @@ def main(argv: list[str] | None = None) -> int:
             def show(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: TextIO | None = None, line: str | None = None) -> None:
                 if isinstance(message, TlnetronWarning):
                     _ERR.line(f"warning {message.code} {message.text(cli_spelling)}")
+                elif category.__module__.split(".")[0] == "torchlens":
+                    # TorchLens speaks while loading a save: one line in its own words, no source line.
+                    _ERR.line(f"torchlens {category.__name__}: {' '.join(str(message).split())}")
                 else:
                     python_showwarning(message, category, filename, lineno, file, line)
 
