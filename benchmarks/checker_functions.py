@@ -5,8 +5,9 @@ model-local function, and inference builds one context per function call it ente
 the full check costs time quadratic in the number of functions F. This script builds the
 synthetic ``blocks`` IR of ``scale.py`` (one module function per 4 ops) at each size,
 exports its module view, keeps the exact bytes tlnetron hands the checker, and times the
-checker on them: without (``full_check=False``) and with the full check, the median of
-``--reps`` calls after one untimed call.
+checker on them: without (``full_check=False``) and with the full check, and tlnetron's own
+``validation.check_onnx`` (which, on a quadratic onnx, runs the same full check split into
+pieces of few functions), the median of ``--reps`` calls after one untimed call.
 
 Run it under each onnx to compare (the artifacts are the same; only the checker differs):
 
@@ -41,7 +42,7 @@ def artifact_bytes(n_ops: int, tmp: Path) -> bytes:
     kept: list[bytes] = []
     real = api.check_onnx
 
-    def keep(data: bytes) -> str | None:
+    def keep(data: bytes, **kw: object) -> str | None:
         kept.append(data)
         return None  # timed below, on its own
 
@@ -77,8 +78,10 @@ def main(argv: list[str] | None = None) -> int:
     tmp = Path(tempfile.mkdtemp(prefix="tlnetron-checker-"))
     rows = []
     print(f"onnx {onnx.__version__}\n")
-    print("| ops | functions | artifact MB | check_model | check_model(full_check=True) | full check per function |")
-    print("|---:|---:|---:|---:|---:|---:|")
+    from tlnetron.validation import check_onnx
+
+    print("| ops | functions | artifact MB | check_model | check_model(full_check=True) | full check per function | tlnetron's check_onnx | split |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---|")
     for n in [int(s) for s in args.sizes.split(",") if s]:
         data = artifact_bytes(n, tmp)
         model = onnx.ModelProto()
@@ -86,8 +89,14 @@ def main(argv: list[str] | None = None) -> int:
         f = len(model.functions)
         plain = timed(lambda: onnx.checker.check_model(data), args.reps)
         full = timed(lambda: onnx.checker.check_model(data, full_check=True), args.reps)
-        rows.append({"ops": n, "functions": f, "bytes": len(data), "check_s": plain, "full_check_s": full})
-        print(f"| {n:,} | {f:,} | {len(data) / 2**20:.1f} | {plain * 1e3:.0f} ms | {full * 1e3:.0f} ms | {full / max(f, 1) * 1e6:.0f} µs |", flush=True)
+        split: list[bool] = []
+        ours = timed(lambda: check_onnx(data, functions=f, split=split), args.reps)
+        rows.append({"ops": n, "functions": f, "bytes": len(data), "check_s": plain, "full_check_s": full, "check_onnx_s": ours, "split": split[-1]})
+        print(
+            f"| {n:,} | {f:,} | {len(data) / 2**20:.1f} | {plain * 1e3:.0f} ms | {full * 1e3:.0f} ms | {full / max(f, 1) * 1e6:.0f} µs "
+            f"| {ours * 1e3:.0f} ms | {'yes' if split[-1] else 'no'} |",
+            flush=True,
+        )
         del model, data
     for p in tmp.iterdir():
         p.unlink()

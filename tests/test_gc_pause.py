@@ -18,9 +18,9 @@ def test_gc_is_paused_during_the_export_and_restored(zoo_trace: ZooTrace, tmp_pa
     seen: list[bool] = []
     real = tlnetron.pipeline.check_onnx
 
-    def spy(model: object) -> str | None:
+    def spy(model: object, **kw: object) -> str | None:
         seen.append(gc.isenabled())
-        return real(model)  # type: ignore[arg-type]
+        return real(model, **kw)  # type: ignore[arg-type]
 
     monkeypatch.setattr(tlnetron.pipeline, "check_onnx", spy)
     assert gc.isenabled()

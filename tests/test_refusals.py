@@ -271,10 +271,10 @@ def test_both_files_are_staged_and_written_out_while_the_checker_runs(
         events.append(("sync", os.fstat(fd).st_size))
         real_sync(fd)
 
-    def check(data: bytes) -> str | None:
+    def check(data: bytes, **kw: object) -> str | None:
         # What is on disk while the checker runs: the old pair, and both new files staged.
         events.append(("check", sorted(p.name for p in tmp_path.iterdir())))
-        return real_check(data)
+        return real_check(data, **kw)  # type: ignore[arg-type]
 
     monkeypatch.setattr(tlnetron.writer, "start_writeback", start)
     monkeypatch.setattr(tlnetron.writer, "_datasync", sync)
@@ -331,7 +331,7 @@ def test_a_checker_failure_with_both_files_staged_changes_nothing(
     path, before = _existing_pair(log, tmp_path)
     seen: list[list[str]] = []
 
-    def failing_check(data: bytes) -> str:
+    def failing_check(data: bytes, **kw: object) -> str:
         seen.append(sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tlnetron-tmp")))
         return "made to fail after staging"
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import onnx
-
+from . import _onnx as onnx  # onnx without its __init__ (numpy, ml_dtypes)
 from ._generated.vocab import CaptureStatus, Granularity, WarningCode
 from .errors import Opt, Text
 from .ir import TraceIR
@@ -64,9 +63,10 @@ def view_advisories(projection: Projection, ir: TraceIR, path: Path | None) -> l
     return out
 
 
-def checker_advisory(n_functions: int, check_seconds: float) -> Advisory | None:
-    """About this machine's onnx, not the artifact: its full check is quadratic in functions."""
-    if n_functions < QUADRATIC_CHECK_FROM_FUNCTIONS or not checker_is_quadratic():
+def checker_advisory(n_functions: int, check_seconds: float, split: bool = False) -> Advisory | None:
+    """About this machine's onnx, not the artifact: its full check is quadratic in functions
+    (unless the check ran split, ``validation.check_onnx``: then it was linear)."""
+    if split or n_functions < QUADRATIC_CHECK_FROM_FUNCTIONS or not checker_is_quadratic():
         return None
     return (WarningCode.ONNX_CHECKER_QUADRATIC, (
         f"onnx {onnx.__version__}'s full check grows with the square of the number of module functions; "

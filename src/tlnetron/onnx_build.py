@@ -16,9 +16,9 @@ from binascii import b2a_base64
 from collections.abc import Callable, Iterable
 from typing import Any
 
-import onnx
 import orjson
 
+from . import _onnx as onnx  # onnx without its __init__ (numpy, ml_dtypes)
 from ._generated.vocab import NODE_ATTRIBUTE_TYPES, Domain, MetaKey
 from ._records import record
 from .export_id import PLACEHOLDER, companion_with_id, export_id_of

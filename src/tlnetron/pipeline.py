@@ -236,7 +236,8 @@ def run(
         steps.within(90, 100)
         steps.begin("check")
         check_t0 = time.perf_counter()
-        failure = check_onnx(model_data)
+        split: list[bool] = []
+        failure = check_onnx(model_data, functions=n_functions, split=split)
         check_s = time.perf_counter() - check_t0
         del model_data
         if failure:  # an invalid artifact is refused before anything the companion says
@@ -251,7 +252,7 @@ def run(
             again = f"tlnetron.export(trace, {page.name!r}) again, after pip install --upgrade netron"
             out.stage(page, build_page((path.name, artifact_data), pair, page_name=page.name, command=again).html)
         out.commit()
-    machine = checker_advisory(n_functions, check_s)
+    machine = checker_advisory(n_functions, check_s, split=any(split))
     if machine is not None:
         advisories.append(machine)
     steps.finish()
