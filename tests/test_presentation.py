@@ -49,7 +49,7 @@ def test_a_rolled_layers_passes() -> None:
 
 
 def test_a_module_calls_inclusive_totals() -> None:
-    assert presentation.fact_rows(CALL, unknown_flops=CALL.unknown_flops) == [
+    assert presentation.fact_rows(CALL) == [
         (NodeMeta.INCLUSIVE_TIME, "500 ms observed, inclusive of every op inside"),
         (NodeMeta.INCLUSIVE_FLOPS, "2,000,000,000 FLOPs (2 GFLOPs) estimated, inclusive; 2 ops inside have no FLOP rule"),
         (NodeMeta.INCLUSIVE_BYTES, "1,048,576 B (1 MiB) of captured tensors, inclusive"),
@@ -141,6 +141,7 @@ def test_the_wording_is_the_tables(monkeypatch: pytest.MonkeyPatch) -> None:
     )
     table = tuple((reworded if m is duration else m, *rest) for m, *rest in presentation._TABLE)
     monkeypatch.setattr(presentation, "_TABLE", table)
+    monkeypatch.setattr(presentation, "_SPECS", presentation.compile_table(table))
     assert presentation.fact_rows(Facts(duration_s=1e-3))[0] == (NodeMeta.OBSERVED_DURATION, "took 1 ms")
     assert presentation.function_doc_line(Facts(duration_s=1e-3, inclusive=True)) == "Inclusive of every op inside: 1 ms of wall time."
     assert presentation.companion_metric_rows(Facts(duration_s=1e-3, inclusive=True)) == [("Σ inside µs", 1000.0)]
@@ -154,5 +155,6 @@ def test_a_new_metric_needs_only_a_table_row(monkeypatch: pytest.MonkeyPatch) ->
     op_scope = METRICS[0].op._replace(text="{value} op(s) ran", rows=(CompanionRow.EXPORTED_NODES,))  # type: ignore[union-attr]
     table = (*presentation._TABLE[:-1], (ops._replace(op=op_scope), *presentation._TABLE[-1][1:]))
     monkeypatch.setattr(presentation, "_TABLE", table)
+    monkeypatch.setattr(presentation, "_SPECS", presentation.compile_table(table))
     assert (NodeMeta.OBSERVED_DURATION, "1 op(s) ran") in presentation.fact_rows(Facts(op_count=1))
     assert presentation.companion_metric_rows(Facts(op_count=1)) == [(CompanionRow.EXPORTED_NODES, 1)]

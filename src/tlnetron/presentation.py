@@ -11,6 +11,7 @@ companion rows. Adding a metric is a schema entry, a fact on the IR and a reader
 
 from __future__ import annotations
 
+import string
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -122,40 +123,65 @@ def _scope(facts: Facts) -> str:
     return "passes" if facts.passes > 1 else "op"
 
 
-def _present(metric: Metric, value: Any) -> bool:
-    # A count of 0 (no op inside) says nothing: absent, like an unknown fact.
-    return value is not None and (value != 0 or metric.format != "count")
+def _renderer(template: str, fmt: Callable[[Any], str]) -> Callable[[Any, Facts], str]:
+    """``template`` compiled once: ``render(value, facts)`` is its text for one fact."""
+    fields = {name for _, name, _, _ in string.Formatter().parse(template) if name}
+    head, _, tail = template.partition("{value}")
+    if fields == {"value"} and "{" not in head + tail and "}" not in head + tail:
+        return lambda value, facts: head + fmt(value) + tail  # the common case, as fast as an f-string
+
+    def render(value: Any, facts: Facts) -> str:
+        words: dict[str, Any] = {"value": fmt(value), "raw": value}
+        if "passes" in fields or "per_pass" in fields:
+            words["passes"] = facts.passes
+            words["per_pass"] = fmt(value / facts.passes)
+        if "unknown_flops_note" in fields:
+            n = facts.unknown_flops
+            words["unknown_flops_note"] = f"; {n} ops inside have no FLOP rule" if n else ""
+        return template.format(**words)
+
+    return render
 
 
-def _text(scope: NodeWording | InclusiveWording, fmt: Callable[[Any], str], value: Any, facts: Facts, unknown_flops: int = 0) -> str:
-    words: dict[str, Any] = {"value": fmt(value), "raw": value}
-    if "{passes}" in scope.text or "{per_pass}" in scope.text:
-        words["passes"] = facts.passes
-        words["per_pass"] = fmt(value / facts.passes)
-    if "{unknown_flops_note}" in scope.text:
-        words["unknown_flops_note"] = f"; {unknown_flops} ops inside have no FLOP rule" if unknown_flops else ""
-    return scope.text.format(**words)
+_Spec = tuple[str, bool, str, Callable[[Any, Facts], str], tuple[str, ...], Callable[[Any], Any]]
+"""One metric in one scope, compiled: (fact attribute, a zero is absent, node metadata key,
+its renderer, companion rows, the companion's number)."""
 
 
-def fact_rows(facts: Facts, *, unknown_flops: int = 0) -> list[tuple[str, str]]:
-    """The node metadata rows stating ``facts`` (an absent fact gives no row)."""
-    scope_name = _scope(facts)
+def compile_table(table: Iterable[tuple[Metric, str, Callable[[Any], str], Callable[[Any], Any]]]) -> dict[str, tuple[_Spec, ...]]:
+    """The node-level wording of each scope (``op``, ``passes``, ``inclusive``), compiled from
+    the metric table once, in the table's order."""
+    specs: dict[str, list[_Spec]] = {"op": [], "passes": [], "inclusive": []}
+    for metric, attr, fmt, number in table:
+        for scope_name, out in specs.items():
+            scope: NodeWording | InclusiveWording | None = getattr(metric, scope_name)
+            if scope is not None:
+                out.append((attr, metric.format == "count", scope.node_meta, _renderer(scope.text, fmt), scope.rows, number))
+    return {name: tuple(out) for name, out in specs.items()}
+
+
+_SPECS = compile_table(_TABLE)
+
+
+def fact_rows(facts: Facts) -> list[tuple[str, str]]:
+    """The node metadata rows stating ``facts`` (an absent fact gives no row; a count of 0,
+    no op inside, says nothing either)."""
     rows: list[tuple[str, str]] = []
-    for metric, attr, fmt, _ in _TABLE:
-        scope: NodeWording | InclusiveWording | None = getattr(metric, scope_name)
+    for attr, skip_zero, key, render, _, _ in _SPECS[_scope(facts)]:
         value = getattr(facts, attr)
-        if scope is None or not _present(metric, value):
+        if value is None or (skip_zero and value == 0):
             continue
-        rows.append((scope.node_meta, _text(scope, fmt, value, facts, unknown_flops)))
+        rows.append((key, render(value, facts)))
     return rows
 
 
 def node_rows(node: PNode) -> tuple[tuple[str, str], ...]:
     """Every metadata row of ``node`` as written: its facts and own rows sorted, then its diff rows."""
-    if node.facts.op_count is None and node.facts.duration_s is None and node.facts.flops is None and node.facts.nbytes is None:
+    f = node.facts
+    if f.op_count is None and f.duration_s is None and f.flops is None and f.nbytes is None:
         rows: Iterable[tuple[str, str]] = node.metadata
     else:
-        rows = sorted([*fact_rows(node.facts, unknown_flops=node.facts.unknown_flops), *node.metadata])
+        rows = sorted([*fact_rows(f), *node.metadata])
     return (*rows, *diff_rows(node.diff)) if node.diff is not None else tuple(rows)
 
 
@@ -168,14 +194,12 @@ def companion_metric_rows(facts: Facts) -> list[tuple[str, Any]]:
     """``(row name, number)`` for each fact of a node, in the companion's order."""
     scope_name = _scope(facts)
     out: list[tuple[str, Any]] = []
-    for metric, attr, _, number in _TABLE:
-        scope: NodeWording | InclusiveWording | None = getattr(metric, scope_name)
+    for attr, skip_zero, _, _, rows, number in _SPECS[scope_name]:
         value = getattr(facts, attr)
-        if scope is None or not _present(metric, value):
+        if value is None or (skip_zero and value == 0):
             continue
-        first, *rest = scope.rows
-        out.append((first, number(value)))
-        for name in rest:  # the per-pass row: the value over one pass
+        out.append((rows[0], number(value)))
+        for name in rows[1:]:  # the per-pass row: the value over one pass
             out.append((name, number(value / facts.passes)))
     if scope_name == "passes":
         out.append((PASSES_ROW, facts.passes))
@@ -203,7 +227,7 @@ def function_doc_line(facts: Facts) -> str | None:
     for metric, attr, fmt, _ in _TABLE:
         scope = metric.inclusive
         value = getattr(facts, attr)
-        if scope is None or scope.function_doc is None or not _present(metric, value):
+        if scope is None or scope.function_doc is None or value is None or (value == 0 and metric.format == "count"):
             continue
         parts.append(scope.function_doc.format(value=fmt(value), raw=value))
     return "Inclusive of every op inside: " + "; ".join(parts) + "." if parts else None
