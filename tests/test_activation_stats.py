@@ -20,7 +20,9 @@ from torch import nn
 import tlnetron
 from tlnetron._generated.vocab import BufferPolicy, CaptureStatus, CompanionKind, CompanionRow, Granularity
 from tlnetron.api import export_ir
-from tlnetron.companion import build_companion, drawn_values, stats_rows
+from tlnetron.activation_stats import merged_stats
+from tlnetron.companion import build_companion, drawn_values
+from tlnetron.presentation import stats_rows
 from tlnetron.errors import TlnetronError, TlnetronWarning
 from tlnetron.ir import Honesty, OpIR, TensorStats, TraceIR
 from tlnetron.reader import read_trace, tensor_stats
@@ -107,14 +109,34 @@ def test_stats_rows_leave_out_what_is_absent() -> None:
     assert complex_rows == {"NaN count": 1, "Inf count": 0, "zero fraction": 0.5}
 
 
-def test_rolled_view_skips_layers_of_several_passes(tmp_path: Path) -> None:
-    ir = _ir(RELU, RELU, passes=2)
+def test_a_rolled_layer_of_several_passes_states_them_pooled(tmp_path: Path) -> None:
+    ir = _ir(RELU, BAD, passes=2)
     rolled = export_ir(ir, tmp_path / "r.onnx.json", granularity=Granularity.ROLLED, depth=None, show_buffers=BufferPolicy.MEANINGFUL, attachment=None)
     op = export_ir(ir, tmp_path / "o.onnx.json", granularity=Granularity.OP, depth=None, show_buffers=BufferPolicy.MEANINGFUL, attachment=None)
     rolled_rows = _value_rows(json.loads(rolled.companion_bytes or b""))
     op_rows = _value_rows(json.loads(op.companion_bytes or b""))
-    assert set(rolled_rows) == {"input_1", "relu_1_1"}  # the two-pass exp layer merges passes: no rows
     assert set(op_rows) == {"input_1", "relu_1_1", "exp_1_2:1", "exp_1_2:2"}
+    assert set(rolled_rows) == {"input_1", "relu_1_1", "exp_1_2"}  # the two-pass layer's one edge
+    # Both passes are BAD: counts add up, extremes and mean are BAD's, std stays absent.
+    assert rolled_rows["exp_1_2"] == {"min": -1.0, "max": 1.0, "mean": 0.2, "NaN count": 4, "Inf count": 2, "zero fraction": 0.0}
+    assert _model_rows(json.loads(rolled.companion_bytes or b""))[CompanionRow.FIRST_NON_FINITE_OUTPUT] == "exp_1_2:1"
+
+
+def test_merged_statistics_are_those_of_the_tensors_together() -> None:
+    """Pooled per-pass statistics equal the statistics of the passes' tensors concatenated."""
+    torch.manual_seed(0)
+    parts = [torch.randn(3, 5) * 2 + 1, torch.randn(7) - 4, torch.zeros(4), torch.tensor([float("nan"), 3.0, float("inf")])]
+    whole = tensor_stats(torch.cat([t.flatten() for t in parts]))
+    pooled = merged_stats([s for s in map(tensor_stats, parts) if s is not None])
+    assert whole is not None
+    assert (pooled.numel, pooled.nan_count, pooled.inf_count, pooled.zero_count) == (whole.numel, whole.nan_count, whole.inf_count, whole.zero_count)
+    assert pooled.min == pytest.approx(whole.min) and pooled.max == pytest.approx(whole.max)
+    assert pooled.mean == pytest.approx(whole.mean, rel=1e-5) and pooled.std == pytest.approx(whole.std, rel=1e-5)
+    ints = merged_stats([s for s in (tensor_stats(torch.tensor([3, -2])), tensor_stats(torch.tensor([9]))) if s is not None])
+    assert (ints.min, ints.max) == (-2, 9) and isinstance(ints.min, int)
+    flags = merged_stats([s for s in (tensor_stats(torch.tensor([True, False])), tensor_stats(torch.tensor([True]))) if s is not None])
+    assert flags.mean == pytest.approx(2 / 3) and flags.std is None  # bool has no std, so the whole has none
+    assert merged_stats([TensorStats(0), TensorStats(2, nan_count=2)]) == TensorStats(2, 2, 0, 0)  # nothing finite
 
 
 def test_value_rows_must_target_a_drawn_value() -> None:

@@ -8,11 +8,12 @@ imports torch when first called.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from .ir import TensorStats
 
-__all__ = ["tensor_stats"]
+__all__ = ["merged_stats", "tensor_stats"]
 
 
 def _finite_float(value: Any) -> float | None:
@@ -104,3 +105,33 @@ def _stats(torch: Any, t: Any) -> TensorStats:
         numel, nan, inf, zeros_all,
         _finite_float(values[0]), _finite_float(values[1]), _finite_float(values[2]), _finite_float(values[3]),
     )
+
+
+def merged_stats(parts: Sequence[TensorStats]) -> TensorStats:
+    """The statistics of several tensors taken together (a rolled layer's passes), exact up
+    to float rounding: counts add up, min / max are the extremes, mean and std (population,
+    over the finite elements) pool each part's by its finite count. A statistic some part
+    with finite elements lacks (complex, bool's std) is absent from the whole."""
+    numel = sum(p.numel for p in parts)
+    nan = sum(p.nan_count for p in parts)
+    inf = sum(p.inf_count for p in parts)
+    zeros = sum(p.zero_count for p in parts)
+    counted = [(p, p.numel - p.nan_count - p.inf_count) for p in parts]
+    finite = [(p, n) for p, n in counted if n > 0]
+    total = sum(n for _, n in finite)
+    if not finite:
+        return TensorStats(numel, nan, inf, zeros)
+    mins = [p.min for p, _ in finite if p.min is not None]
+    maxs = [p.max for p, _ in finite if p.max is not None]
+    lo = min(mins) if len(mins) == len(finite) else None
+    hi = max(maxs) if len(maxs) == len(finite) else None
+    mean: float | None = None
+    std: float | None = None
+    pooled = [(p.mean, p.std, n) for p, n in finite if p.mean is not None]
+    if len(pooled) == len(finite):
+        mean = sum(m * n for m, _, n in pooled) / total
+        spreads = [(m, sd, n) for m, sd, n in pooled if sd is not None]
+        if len(spreads) == len(finite):
+            var = sum(n * (sd * sd + (m - mean) ** 2) for m, sd, n in spreads) / total
+            std = math.sqrt(max(var, 0.0))
+    return TensorStats(numel, nan, inf, zeros, lo, hi, mean, std)

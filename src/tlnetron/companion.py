@@ -9,7 +9,7 @@ body) or the model (``target: ""``); units sit in row names because Netron shows
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from ._generated.vocab import (
@@ -18,6 +18,7 @@ from ._generated.vocab import (
     CompanionKind,
     CompanionRow,
 )
+from .activation_stats import merged_stats
 from .export_id import PLACEHOLDER
 from .ir import TensorStats
 from .presentation import (
@@ -75,15 +76,18 @@ def build_companion(
     export_id: str = PLACEHOLDER,
     stats: Sequence[tuple[str, TensorStats]] = (),
     values: frozenset[str] | None = None,
+    layers: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The companion object for ``projection`` (not yet validated).
 
     ``stats`` are ``(op name, statistics)`` in execution order (``OpIR.stats``): each op
     whose output is a drawn value (``values``, :func:`drawn_values` when None) gets its
     :func:`stats_rows` as ``value`` rows targeting that value, which is named like the op
-    in every view. A rolled layer of several passes draws one value named after the layer,
-    which no single pass is: it gets no rows (the op view shows each pass's). The model row
-    ``first non-finite output`` names the first op of ``stats`` holding a NaN or an Inf.
+    in every view. A rolled layer of several passes draws one value named after the layer
+    (``layers`` maps each pass's op name to it): its rows state every pass's statistics
+    merged (:func:`~tlnetron.activation_stats.merged_stats`; the op view shows each
+    pass's). The model row ``first non-finite output`` names the first op of ``stats``
+    holding a NaN or an Inf.
 
     ``export_id`` is the first metadata row's value: the export leaves it at
     :data:`~tlnetron.export_id.PLACEHOLDER`, which
@@ -124,11 +128,24 @@ def build_companion(
             metrics.append(_row(CompanionKind.MODEL, "", CompanionRow.FIRST_NON_FINITE_OUTPUT, first_bad.split("\n", 1)[0]))
         drawn = drawn_values(projection) if values is None else values
         value_kind = CompanionKind.VALUE
+        per_value: list[tuple[str, list[TensorStats]]] = []
+        merged_at: dict[str, int] = {}
         for name, st in stats:
             target = name.split("\n", 1)[0]
             if target in drawn:
-                for row_name, value in stats_rows(st):
-                    append(_row(value_kind, target, row_name, value))
+                per_value.append((target, [st]))
+                continue
+            layer = (layers or {}).get(name)
+            target = layer.split("\n", 1)[0] if layer is not None else ""
+            if target in drawn:  # a pass of a rolled layer: pooled with the layer's other passes
+                if target in merged_at:
+                    per_value[merged_at[target]][1].append(st)
+                else:
+                    merged_at[target] = len(per_value)
+                    per_value.append((target, [st]))
+        for target, parts in per_value:
+            for row_name, value in stats_rows(parts[0] if len(parts) == 1 else merged_stats(parts)):
+                append(_row(value_kind, target, row_name, value))
     return {"signature": COMPANION_SIGNATURE, "metadata": metadata, "metrics": metrics}
 
 

@@ -141,6 +141,7 @@ def _companion(projection: Projection, ir: TraceIR, artifact_name: str, steps: S
         export_id=PLACEHOLDER,
         stats=tuple((op.name, op.stats) for op in ir.ops if op.stats is not None),
         values=values,
+        layers={op.name: op.layer for op in ir.ops if op.stats is not None and op.num_passes > 1},
     )
     steps.within(35, 100)
     problems = list(companion_problems(companion, shown(projection, values)))
