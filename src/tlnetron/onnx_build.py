@@ -13,7 +13,7 @@ to equality: the written JSON strict-parses back into the checked proto.
 from __future__ import annotations
 
 from binascii import b2a_base64
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import orjson
@@ -57,7 +57,13 @@ class _Builder:
     after it is built.
     """
 
-    def __init__(self, progress: Callable[[int, int], None] | None = None, total_nodes: int = 0) -> None:
+    def __init__(
+        self,
+        progress: Callable[[int, int], None] | None = None,
+        total_nodes: int = 0,
+        rows: Mapping[int, tuple[tuple[str, str], ...]] | None = None,
+    ) -> None:
+        self.rows = rows
         every = report_every(total_nodes)
         self.progress = progress if every is not None else None
         self.total_nodes = total_nodes
@@ -147,7 +153,7 @@ class _Builder:
         if doc:
             fields["doc_string"] = doc
             out["docString"] = doc
-        rows = node_rows(node)
+        rows = node_rows(node) if self.rows is None else self.rows[id(node)]
         if rows:
             props = self.prop_json
             items: list[Json] = []
@@ -312,6 +318,7 @@ def build_model(
     model_doc: str = "",
     progress: Callable[[int, int], None] | None = None,
     companion: bytes | None = None,
+    rows: Mapping[int, tuple[tuple[str, str], ...]] | None = None,
 ) -> BuiltModel:
     """Build the artifact's ModelProto and its protobuf-JSON text (``MessageToDict`` shape),
     and write the export id into both and into the companion.
@@ -335,6 +342,8 @@ def build_model(
             (root graph and function bodies) on large views.
         companion: the companion's bytes, its export id row holding the placeholder; None
             when no companion is written.
+        rows: each node's metadata rows by ``id(node)``, when the caller worded them
+            already (:func:`~tlnetron.presentation.node_rows` otherwise).
 
     Raises:
         ValueError: no placeholder where the export id goes (a bug in tlnetron).
@@ -363,7 +372,7 @@ def build_model(
     parts = _Parts(head)
     del head
     total = len(projection.graph.nodes) + sum(len(f.body.nodes) for f in projection.functions) if progress else 0
-    builder = _Builder(progress, total)
+    builder = _Builder(progress, total, rows)
     out["graph"] = builder.graph(parts, projection.graph, graph_doc)
     if projection.functions:
         out["functions"] = builder.functions(parts, projection.functions)

@@ -20,7 +20,7 @@ from .companion import build_companion, companion_bytes, drawn_values, iter_node
 from .diff import apply_diff
 from .errors import Opt, TlnetronError, warn
 from .export_id import PLACEHOLDER
-from .ir import DiffIR, TraceIR
+from .ir import DiffIR, TensorStats, TraceIR
 from .metadata import encode_metadata, model_description, model_metadata
 from .onnx_build import DISCLAIMER, build_model
 from .options import ExportOptions
@@ -106,19 +106,23 @@ def _artifact_invalid(what: str) -> TlnetronError:
     )
 
 
-def _validate_nodes(projection: Projection) -> None:
+def _validate_nodes(projection: Projection) -> dict[int, tuple[tuple[str, str], ...]]:
+    """Every node's metadata rows, worded once and validated; by ``id(node)`` (the
+    projection holds every node until the build has read them)."""
     nodes = list(iter_nodes(projection))
+    rows = {id(node): node_rows(node) for node in nodes}
     try:
         validate_each(
             "node-properties",
             (
-                {"role": node.role, "attributes": dict(node.attributes), "metadata": dict(node_rows(node))}
+                {"role": node.role, "attributes": dict(node.attributes), "metadata": dict(rows[id(node)])}
                 for node in nodes
             ),
         )
     except SchemaViolation as exc:
         name = nodes[exc.index].name if exc.index is not None else "?"
         raise _artifact_invalid(f"node {name!r}: {exc} at {exc.path}") from None
+    return rows
 
 
 def _validated_metadata(meta: dict[str, Any], baseline: Baseline | None) -> None:
@@ -134,14 +138,21 @@ def _companion(projection: Projection, ir: TraceIR, artifact_name: str, steps: S
     """The companion's bytes, or the refusal its rows earn (raised only after the checker,
     which names an invalid artifact first)."""
     values = drawn_values(projection)
+    stats: list[tuple[str, TensorStats]] = []
+    layers: dict[str, str] = {}  # a pass's op -> its layer, which the rolled view draws
+    for op in ir.ops:
+        if op.stats is not None:
+            stats.append((op.name, op.stats))
+            if op.num_passes > 1:
+                layers[op.name] = op.layer
     companion = build_companion(
         projection,
         artifact_name=artifact_name,
         producer_version=__version__,
         export_id=PLACEHOLDER,
-        stats=tuple((op.name, op.stats) for op in ir.ops if op.stats is not None),
+        stats=stats,
         values=values,
-        layers={op.name: op.layer for op in ir.ops if op.stats is not None and op.num_passes > 1},
+        layers=layers,
     )
     steps.within(35, 100)
     problems = list(companion_problems(companion, shown(projection, values)))
@@ -196,7 +207,7 @@ def run(
     steps.begin("metadata")
     meta = model_metadata(projection, ir, counts=tally, warnings=codes, baseline=baseline)
     _validated_metadata(meta, baseline)
-    _validate_nodes(projection)
+    node_metadata = _validate_nodes(projection)
     companion_path = companion_path_for(path) if path is not None and options.writes_companion else None
     # replaced in this order
     destinations = [page] if page is not None else [p for p in (path, companion_path) if p is not None]
@@ -222,13 +233,14 @@ def run(
                 model_doc=model_description(meta, ir.model_class),
                 progress=steps.ticks(0.8),
                 companion=companion_data,
+                rows=node_metadata,
             )
         except ValueError as exc:
             raise _artifact_invalid(str(exc)) from None
         artifact_data, model_data, companion_data, export_id = built.json, built.proto, built.companion, built.export_id
         n_functions = len(projection.functions)
         # Freed before the checker allocates its copy of the model: a lower peak.
-        del built, projection
+        del built, projection, node_metadata
         if page is None:
             if companion_path is not None and companion_data is not None:
                 out.stage(companion_path, companion_data)
