@@ -3,7 +3,7 @@
 #   schema/companion.schema.json (sha256 9aae5d8e60f8b066a770c9edd3245996e125f422cd7c1570e35e67b6328ee9f1)
 #   schema/model-metadata.schema.json (sha256 46c941d74d8a97c44f8945484a585192cdee3dbedb39df895bbfb09f002dabac)
 #   schema/node-properties.schema.json (sha256 a1d6a45259c404a8763ed7b044efb3a9650391f4069b67cb67efde48a2e32214)
-#   schema/vocabularies.schema.json (sha256 eb436131de33f87a12177e5b642cec8c57e729ac39bd67c5ac71e87c44883747).
+#   schema/vocabularies.schema.json (sha256 469c57070cdf49d3b869ee6d76ea3dbcc6a45b487bb847bc9893d2b87848a5b2).
 # Regenerate with `nox -s codegen` (or `python codegen/generate.py`).
 """Closed vocabularies, metadata key names and schema facts from tlnetron's JSON Schemas.
 
@@ -519,7 +519,7 @@ class WarningCode:
     FUNCTION_LIMIT_INLINED: Final = "function_limit_inlined"
     """The module view has more module calls than the ONNX checker allows functions (10,000); the deepest calls are drawn inline and counted in torchlens.inlined_call_count."""
     ONNX_CHECKER_QUADRATIC: Final = "onnx_checker_quadratic"
-    """The installed onnx (1.23 so far) full-checks model-local functions in time that grows with the square of their number, and this module view has thousands: the check dominates the export. onnx 1.22.0 runs the same check in linear time. About the exporter's environment, not the artifact: never recorded in it."""
+    """The installed onnx (1.23 so far) full-checks model-local functions in time that grows with the square of their number, this module view has thousands, and the check could not run split into the same checks on small pieces (which tlnetron does for its own artifacts): the check dominates the export. onnx 1.22.0 runs the same check in linear time. About the exporter's environment, not the artifact: never recorded in it."""
     SERVE_BEYOND_LOOPBACK: Final = "serve_beyond_loopback"
     """tlnetron serve was bound to an address other machines can reach: anyone who reaches it can read the model."""
     NETRON_APP_EXPIRED: Final = "netron_app_expired"
@@ -542,7 +542,7 @@ WARNING_CODE_DOC: dict[str, str] = {
     "capture_incomplete": "The trace's capture outcome is not complete: the artifact shows what was captured.",
     "netron_filename_shadowed": "The file name is one Netron hands to another format's reader first.",
     "function_limit_inlined": "The module view has more module calls than the ONNX checker allows functions (10,000); the deepest calls are drawn inline and counted in torchlens.inlined_call_count.",
-    "onnx_checker_quadratic": "The installed onnx (1.23 so far) full-checks model-local functions in time that grows with the square of their number, and this module view has thousands: the check dominates the export. onnx 1.22.0 runs the same check in linear time. About the exporter's environment, not the artifact: never recorded in it.",
+    "onnx_checker_quadratic": "The installed onnx (1.23 so far) full-checks model-local functions in time that grows with the square of their number, this module view has thousands, and the check could not run split into the same checks on small pieces (which tlnetron does for its own artifacts): the check dominates the export. onnx 1.22.0 runs the same check in linear time. About the exporter's environment, not the artifact: never recorded in it.",
     "serve_beyond_loopback": "tlnetron serve was bound to an address other machines can reach: anyone who reaches it can read the model.",
     "netron_app_expired": "The installed Netron web app is more than 180 days past its build date and will only ask to be updated.",
 }
