@@ -456,8 +456,8 @@ def test_companion_signature_comes_from_the_schema(fresh_alias: str) -> None:
 
 # --------------------------------------------------------------------------- the metric table
 
-# Today's wording (nodes.fact_metadata, companion._metrics, metadata.model_metadata totals,
-# view_module._function_doc), pinned: the schema's table must reproduce it exactly.
+# The wording of every fact (what nodes.fact_metadata, companion._metrics, the model totals and
+# view_module._function_doc said before presentation.py read it from the table), pinned.
 EXPECTED_METRICS = [
     {
         "fact": "duration_s",

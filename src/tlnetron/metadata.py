@@ -26,7 +26,7 @@ from .onnx_build import DISCLAIMER
 from .presentation import total_meta
 from .projection import Projection
 
-__all__ = ["decode_metadata", "encode_metadata", "model_description", "model_metadata"]
+__all__ = ["decode_metadata", "encode_metadata", "model_metadata"]
 
 
 def _verdict(verified: bool | None) -> str:
@@ -92,67 +92,6 @@ def model_metadata(
         meta[MetaKey.BASELINE_KIND] = kind
         meta[MetaKey.BASELINE] = value
     return meta
-
-
-def _plural(n: int, one: str, many: str | None = None) -> str:
-    return f"{n:,} {one if n == 1 else (many or one + 's')}"
-
-
-def model_description(meta: dict[str, Any], model_class: str) -> str:
-    """The model's description in words (Netron shows it at full width under Model
-    Properties, where the metadata rows' names are cut to ``torchlens.captur…``).
-
-    Every sentence is read from ``meta``, the rows tools read: nothing is said twice.
-    """
-    lines = [str(meta[MetaKey.DISCLAIMER])]
-    view = f"{meta[MetaKey.GRANULARITY]} view"
-    if MetaKey.DEPTH in meta:
-        view += f" at module depth {meta[MetaKey.DEPTH]}"
-    lines.append(f"What you see: {model_class or 'the model'}, {view}. {meta.get(MetaKey.DEPTH_REASON, '')}".rstrip())
-    outcome = f"Capture: {meta[MetaKey.CAPTURE_OUTCOME]}, {meta[MetaKey.CAPTURE_VERIFIED].replace('_', ' ')}"
-    if MetaKey.CAPTURE_OUTCOME_REASON in meta:
-        outcome += f" ({meta[MetaKey.CAPTURE_OUTCOME_REASON]})"
-    if meta.get(MetaKey.STRUCTURE_ONLY):
-        outcome += "; structure only (no tensor values were kept)"
-    lines.append(outcome + ".")
-    drawn = (
-        f"Drawn: {_plural(meta[MetaKey.NODE_COUNT], 'node')} and {_plural(meta[MetaKey.EDGE_COUNT], 'edge')} in the root graph, "
-        f"{_plural(meta[MetaKey.FUNCTION_COUNT], 'module function')} behind the drill-down, from {_plural(meta[MetaKey.TRACE_OP_COUNT], 'traced op')}"
-    )
-    left = []
-    if meta[MetaKey.HIDDEN_BUFFER_COUNT] or meta[MetaKey.HIDDEN_OP_COUNT]:
-        left.append(f"{_plural(meta[MetaKey.HIDDEN_BUFFER_COUNT], 'buffer')} and {_plural(meta[MetaKey.HIDDEN_OP_COUNT], 'counter op')} "
-                    f"hidden by show_buffers={meta[MetaKey.SHOW_BUFFERS]!r}")
-    if meta.get(MetaKey.SIDE_OP_COUNT):
-        left.append(f"{_plural(meta[MetaKey.SIDE_OP_COUNT], 'side computation')} feeding no output not drawn")
-    if meta.get(MetaKey.INLINED_CALL_COUNT):
-        left.append(f"{_plural(meta[MetaKey.INLINED_CALL_COUNT], 'module call')} drawn inline")
-    lines.append(drawn + (f"; {'; '.join(left)}." if left else "."))
-    totals = [str(meta[k]) for k in (MetaKey.OBSERVED_DURATION_TOTAL, MetaKey.ESTIMATED_FLOPS_TOTAL, MetaKey.CAPTURED_BYTES_TOTAL) if k in meta]
-    if totals:
-        lines.append("Totals: " + "; ".join(totals) + ".")
-    if MetaKey.BASELINE in meta:
-        lines.append(_baseline_words(meta[MetaKey.BASELINE_KIND], meta[MetaKey.BASELINE]))
-    if meta.get(MetaKey.INTERVENTIONS):
-        lines.append(f"Edited trace: {_plural(len(meta[MetaKey.INTERVENTIONS]), 'intervention')} (torchlens.interventions lists them).")
-    if meta.get(MetaKey.WARNINGS):
-        lines.append("Warnings: " + ", ".join(meta[MetaKey.WARNINGS]) + ".")
-    return "\n".join(lines)
-
-
-def _baseline_words(kind: str, value: Any) -> str:
-    if kind != BaselineKind.TRACE or not isinstance(value, dict):
-        return f"Baseline: recorded as the identifier {value!r} (no per-node comparison)."
-    counts = value.get("row_counts", {})
-    rows = sum(counts.values())
-    spread = ", ".join(f"{n:,} {status}" for status, n in counts.items() if n) or "none"
-    direction = value.get("direction", {})
-    return (
-        f"Compared with {direction.get('reference', 'a baseline capture')} by TorchLens' guarded differential: "
-        f"{_plural(rows, 'diff row')} ({spread}). Rows count ops of both captures, and removed or excluded ops "
-        "have no node here, so the nodes carrying torchlens.diff facts need not add up to the rows; a module box "
-        "sums the rows of the ops inside it."
-    )
 
 
 def encode_metadata(meta: dict[str, Any]) -> list[tuple[str, str]]:

@@ -21,11 +21,11 @@ from .diff import apply_diff
 from .errors import Opt, TlnetronError, warn
 from .export_id import PLACEHOLDER
 from .ir import DiffIR, TensorStats, TraceIR
-from .metadata import encode_metadata, model_description, model_metadata
+from .metadata import encode_metadata, model_metadata
 from .onnx_build import DISCLAIMER, build_model
 from .options import ExportOptions
 from .perf import clear_memos, gc_paused
-from .presentation import node_rows
+from .presentation import model_description, node_rows
 from .progress import Progress, Steps
 from .projection import PGraph, Projection
 from .result import ExportResult

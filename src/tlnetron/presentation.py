@@ -19,14 +19,16 @@ from ._generated.vocab import (
     DIFF_STATUS,
     METRICS,
     PASSES_ROW,
+    BaselineKind,
     CompanionRow,
     InclusiveWording,
+    MetaKey,
     Metric,
     NodeMeta,
     NodeWording,
 )
 from .facts import DiffFacts, Facts
-from .ir import DiffRow, TensorStats
+from .ir import DiffRow, ModuleCallIR, TensorStats
 from .nodes import one_line
 from .perf import export_memo
 from .projection import PNode
@@ -42,6 +44,9 @@ __all__ = [
     "flops_text",
     "stats_rows",
     "fact_rows",
+    "function_doc",
+    "model_description",
+    "hidden_text",
     "function_doc_line",
     "node_doc",
     "node_rows",
@@ -233,6 +238,34 @@ def function_doc_line(facts: Facts) -> str | None:
     return "Inclusive of every op inside: " + "; ".join(parts) + "." if parts else None
 
 
+def hidden_text(hidden_buffers: int, hidden_ops: int, side_ops: int, where: str) -> str:
+    """What a body leaves undrawn, in words: buffers and counter ops the buffer policy hid,
+    side computations the module view leaves out ("" when nothing)."""
+    lines = []
+    if hidden_buffers or hidden_ops:
+        lines.append(f"Hidden by the buffer policy {where}: {hidden_buffers} buffer(s), {hidden_ops} counter-update op(s).")
+    if side_ops:
+        lines.append(
+            f"Not drawn {where}: {side_ops} side computation op(s) whose results reach no model output "
+            '(such as attention-mask checks); granularity="op" draws them.'
+        )
+    return " ".join(lines)
+
+
+def function_doc(call: ModuleCallIR, facts: Facts, hidden: str) -> str:
+    """A module function's description: what the call is, its inclusive facts, its
+    parameters and what it leaves undrawn (:func:`hidden_text`)."""
+    lines = [f"**{call.class_name}** — `{call.address}`, call {call.call_index} (TorchLens module call `{call.label}`)."]
+    facts_line = function_doc_line(facts)
+    if facts_line:
+        lines.append(facts_line)
+    if call.num_params:
+        lines.append(f"Parameters (including submodules): {call.num_params:,}.")
+    if hidden:
+        lines.append(hidden)
+    return "\n\n".join(lines)
+
+
 def total_meta(totals: Facts) -> list[tuple[str, str]]:
     """The model metadata rows stating the model's totals (key, sentence)."""
     out: list[tuple[str, str]] = []
@@ -329,3 +362,64 @@ def diff_sentence(diff: DiffFacts) -> str:
     if NodeMeta.DIFF_VERDICT in f:
         text += f"; verdict: {f[NodeMeta.DIFF_VERDICT]}"
     return text + "."
+
+
+def _plural(n: int, one: str, many: str | None = None) -> str:
+    return f"{n:,} {one if n == 1 else (many or one + 's')}"
+
+
+def model_description(meta: dict[str, Any], model_class: str) -> str:
+    """The model's description in words (Netron shows it at full width under Model
+    Properties, where the metadata rows' names are cut to ``torchlens.captur…``).
+
+    Every sentence is read from ``meta``, the rows tools read: nothing is said twice.
+    """
+    lines = [str(meta[MetaKey.DISCLAIMER])]
+    view = f"{meta[MetaKey.GRANULARITY]} view"
+    if MetaKey.DEPTH in meta:
+        view += f" at module depth {meta[MetaKey.DEPTH]}"
+    lines.append(f"What you see: {model_class or 'the model'}, {view}. {meta.get(MetaKey.DEPTH_REASON, '')}".rstrip())
+    outcome = f"Capture: {meta[MetaKey.CAPTURE_OUTCOME]}, {meta[MetaKey.CAPTURE_VERIFIED].replace('_', ' ')}"
+    if MetaKey.CAPTURE_OUTCOME_REASON in meta:
+        outcome += f" ({meta[MetaKey.CAPTURE_OUTCOME_REASON]})"
+    if meta.get(MetaKey.STRUCTURE_ONLY):
+        outcome += "; structure only (no tensor values were kept)"
+    lines.append(outcome + ".")
+    drawn = (
+        f"Drawn: {_plural(meta[MetaKey.NODE_COUNT], 'node')} and {_plural(meta[MetaKey.EDGE_COUNT], 'edge')} in the root graph, "
+        f"{_plural(meta[MetaKey.FUNCTION_COUNT], 'module function')} behind the drill-down, from {_plural(meta[MetaKey.TRACE_OP_COUNT], 'traced op')}"
+    )
+    left = []
+    if meta[MetaKey.HIDDEN_BUFFER_COUNT] or meta[MetaKey.HIDDEN_OP_COUNT]:
+        left.append(f"{_plural(meta[MetaKey.HIDDEN_BUFFER_COUNT], 'buffer')} and {_plural(meta[MetaKey.HIDDEN_OP_COUNT], 'counter op')} "
+                    f"hidden by show_buffers={meta[MetaKey.SHOW_BUFFERS]!r}")
+    if meta.get(MetaKey.SIDE_OP_COUNT):
+        left.append(f"{_plural(meta[MetaKey.SIDE_OP_COUNT], 'side computation')} feeding no output not drawn")
+    if meta.get(MetaKey.INLINED_CALL_COUNT):
+        left.append(f"{_plural(meta[MetaKey.INLINED_CALL_COUNT], 'module call')} drawn inline")
+    lines.append(drawn + (f"; {'; '.join(left)}." if left else "."))
+    totals = [str(meta[k]) for k in (MetaKey.OBSERVED_DURATION_TOTAL, MetaKey.ESTIMATED_FLOPS_TOTAL, MetaKey.CAPTURED_BYTES_TOTAL) if k in meta]
+    if totals:
+        lines.append("Totals: " + "; ".join(totals) + ".")
+    if MetaKey.BASELINE in meta:
+        lines.append(_baseline_words(meta[MetaKey.BASELINE_KIND], meta[MetaKey.BASELINE]))
+    if meta.get(MetaKey.INTERVENTIONS):
+        lines.append(f"Edited trace: {_plural(len(meta[MetaKey.INTERVENTIONS]), 'intervention')} (torchlens.interventions lists them).")
+    if meta.get(MetaKey.WARNINGS):
+        lines.append("Warnings: " + ", ".join(meta[MetaKey.WARNINGS]) + ".")
+    return "\n".join(lines)
+
+
+def _baseline_words(kind: str, value: Any) -> str:
+    if kind != BaselineKind.TRACE or not isinstance(value, dict):
+        return f"Baseline: recorded as the identifier {value!r} (no per-node comparison)."
+    counts = value.get("row_counts", {})
+    rows = sum(counts.values())
+    spread = ", ".join(f"{n:,} {status}" for status, n in counts.items() if n) or "none"
+    direction = value.get("direction", {})
+    return (
+        f"Compared with {direction.get('reference', 'a baseline capture')} by TorchLens' guarded differential: "
+        f"{_plural(rows, 'diff row')} ({spread}). Rows count ops of both captures, and removed or excluded ops "
+        "have no node here, so the nodes carrying torchlens.diff facts need not add up to the rows; a module box "
+        "sums the rows of the ops inside it."
+    )

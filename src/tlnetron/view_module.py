@@ -33,7 +33,7 @@ from .nodes import (
     root_ranks,
 )
 from .options import ExportOptions
-from .presentation import function_doc_line
+from .presentation import function_doc, hidden_text
 from .progress import every_share
 from .projection import PFunction, PGraph, PNode, Projection, PValue
 
@@ -342,7 +342,7 @@ def project_module(ir: TraceIR, options: ExportOptions, progress: Callable[[int,
             inputs=tuple(values[i] for i in b.inputs),
             outputs=tuple(values[o] for o in outs),
             values=tuple(v for v in vals if v.name not in out_set),
-            doc=_function_doc(b.call, call_nodes[label]),
+            doc=function_doc(b.call, call_nodes[label].facts, _hidden_text(b, "inside this call")),
         )
         functions.append(PFunction(name=b.call.class_name, domain=Domain.MODULE, body=body, overload=b.call.label))
 
@@ -376,15 +376,7 @@ def project_module(ir: TraceIR, options: ExportOptions, progress: Callable[[int,
 
 
 def _hidden_text(b: _Body, where: str) -> str:
-    lines = []
-    if b.hidden_buffers or b.hidden_ops:
-        lines.append(f"Hidden by the buffer policy {where}: {b.hidden_buffers} buffer(s), {b.hidden_ops} counter-update op(s).")
-    if b.side_ops:
-        lines.append(
-            f"Not drawn {where}: {b.side_ops} side computation op(s) whose results reach no model output "
-            '(such as attention-mask checks); granularity="op" draws them.'
-        )
-    return " ".join(lines)
+    return hidden_text(b.hidden_buffers, b.hidden_ops, b.side_ops, where)
 
 
 def _call_node(call: ModuleCallIR, inputs: tuple[str, ...], outputs: tuple[str, ...], facts: Facts, b: _Body) -> PNode:
@@ -414,16 +406,3 @@ def _call_node(call: ModuleCallIR, inputs: tuple[str, ...], outputs: tuple[str, 
         facts=facts,
         overload=call.label,
     )
-
-
-def _function_doc(call: ModuleCallIR, node: PNode) -> str:
-    lines = [f"**{call.class_name}** — `{call.address}`, call {call.call_index} (TorchLens module call `{call.label}`)."]
-    facts_line = function_doc_line(node.facts)
-    if facts_line:
-        lines.append(facts_line)
-    if call.num_params:
-        lines.append(f"Parameters (including submodules): {call.num_params:,}.")
-    for key, value in node.attributes:
-        if key == NodeAttr.HIDDEN:
-            lines.append(str(value))
-    return "\n\n".join(lines)
