@@ -462,3 +462,29 @@ def test_export_to_a_page_writes_only_the_page(tmp_path: Path) -> None:
     with pytest.raises(tlnetron.TlnetronError) as info:
         tlnetron.export(log, tmp_path / "again.html", serve=True)
     assert info.value.code == "invalid_option" and not (tmp_path / "again.html").exists()
+
+
+def test_a_companion_of_another_export_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The page holds one pair: a companion written for another export is named, as serve
+    and validate name it, and no page is written (nor shown)."""
+    from tlnetron.api import export_ir
+    from tlnetron.ir import Honesty, OpIR, TraceIR
+
+    ops = (
+        OpIR("input_1", "input_1", 1, 1, "input", "input", (3,), "float32"),
+        OpIR("exp_1_1", "exp_1_1", 1, 1, "exp", "op", (3,), "float32", parents=("input_1",), ports=("arg0",), duration_s=1e-6),
+        OpIR("output_1", "output_1", 1, 1, "output", "output", (3,), "float32", parents=("exp_1_1",), ports=("arg0",)),
+    )
+    other = export_ir(TraceIR(ops=ops, honesty=Honesty(capture_status="complete")), tmp_path / "other.onnx.json",
+                      granularity="op", depth=None, show_buffers="meaningful", attachment=None)  # fmt: skip
+    assert other.companion is not None
+    before = sorted(p.name for p in tmp_path.iterdir())
+    out = tmp_path / "page.html"
+    assert _refusal(["html", str(ARTIFACT), "--attachment", str(other.companion), "-o", str(out)], capsys) == "companion_mismatch"
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    with pytest.raises(TlnetronError) as info:
+        tlnetron.show(ARTIFACT, attachment=other.companion)
+    assert info.value.code == "companion_mismatch" and "another export" in str(info.value)
+    # The artifact's own companion still makes a page.
+    assert main(["html", str(ARTIFACT), "--attachment", str(COMPANION), "-o", str(out)]) == 0
+    assert out.is_file()

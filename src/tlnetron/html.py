@@ -411,11 +411,18 @@ def page_from_files(
 
     Raises:
         TlnetronError: ``invalid_path`` (a file cannot be read, or the artifact is not
-            one), ``netron_attachment_invalid``, ``netron_serve_unavailable``.
+            one), ``netron_attachment_invalid``, ``companion_mismatch`` (a companion of
+            another export), ``netron_serve_unavailable``.
     """
     data = _read_input(artifact, "", outcome)
     _check_model(artifact.name, data, outcome)
     pair = (companion.name, _read_input(companion, attachment_flag, outcome)) if companion is not None else None
+    if pair is not None:
+        from .validation import mismatched_pair
+
+        refusal = mismatched_pair((artifact.name, data), (pair[0], companion_object(*pair)), f"leave out {attachment_flag} for the model alone")
+        if refusal is not None:
+            raise refusal
     return build_page((artifact.name, data), pair, page_name=page_name, command=command)
 
 

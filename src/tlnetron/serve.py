@@ -313,19 +313,6 @@ def _show(served: Served, browse: bool) -> None:
         webbrowser.open(served.url)
 
 
-def _refuse_another_exports_companion(model: tuple[str, bytes], name: str, companion: dict[str, Any]) -> None:
-    from .validation import pair_mismatch
-
-    problem = pair_mismatch(model[1], companion)
-    if problem is not None:
-        raise TlnetronError(
-            ErrorCode.COMPANION_MISMATCH,
-            f"{name!r} belongs to another export than {model[0]!r}: {problem.what}.",
-            where=name,
-            remedy=f"pass the companion written with {model[0]!r} (export both again if unsure), or serve the model alone without --attachment.",
-        )
-
-
 def serve_bytes(
     model: tuple[str, bytes],
     companion: tuple[str, bytes] | None,
@@ -352,7 +339,11 @@ def serve_bytes(
     if gate:
         warn(WarningCode.NETRON_APP_EXPIRED, gate)
     if companion is not None:
-        _refuse_another_exports_companion(model, companion[0], companion_object(*companion))
+        from .validation import mismatched_pair
+
+        refusal = mismatched_pair(model, (companion[0], companion_object(*companion)), "serve the model alone without --attachment")
+        if refusal is not None:
+            raise refusal
     served = _start_server(model, companion, host, port)
     _show(served, browse)
     return served

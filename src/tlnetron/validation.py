@@ -25,11 +25,12 @@ from ._generated.vocab import (
     CompanionKind,
     CompanionRow,
     Domain,
+    ErrorCode,
     MetaKey,
     NodeRole,
     ValidationCode,
 )
-from .errors import Problem
+from .errors import Problem, TlnetronError
 from .metadata import decode_metadata
 from .perf import checker_allocator
 from .schemas import SchemaViolation, validate
@@ -44,6 +45,7 @@ __all__ = [
     "checker_is_quadratic",
     "companion_export_id",
     "companion_problems",
+    "mismatched_pair",
     "pair_mismatch",
     "parse_artifact",
     "shown_in_model",
@@ -253,6 +255,20 @@ def pair_mismatch(artifact: onnx.ModelProto | Mapping[str, Any] | str | bytes, c
         return shown_in_model(model) if isinstance(model, onnx.ModelProto) else _shown_in_json(model)
 
     return _mismatch(artifact_export_id(model), companion, shown)
+
+
+def mismatched_pair(model: tuple[str, bytes], companion: tuple[str, Any], alone: str) -> TlnetronError | None:
+    """The refusal for a companion of another export than ``model`` (name, bytes), or None;
+    ``companion`` is its file name and decoded object, ``alone`` how to use the model without it."""
+    problem = pair_mismatch(model[1], companion[1])
+    if problem is None:
+        return None
+    return TlnetronError(
+        ErrorCode.COMPANION_MISMATCH,
+        f"{companion[0]!r} belongs to another export than {model[0]!r}: {problem.what}.",
+        where=companion[0],
+        remedy=f"pass the companion written with {model[0]!r} (export both again if unsure), or {alone}.",
+    )
 
 
 def _finite(value: Any) -> bool:
