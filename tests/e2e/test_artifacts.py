@@ -38,7 +38,7 @@ from typing import Any
 import pytest
 
 import tlnetron
-from tlnetron._generated.vocab import GRANULARITY, BufferPolicy, CaptureStatus, Granularity, MetaKey
+from tlnetron._generated.vocab import GRANULARITY, BufferPolicy, CaptureStatus, Granularity, MetaKey, NodeAttr
 from netron_driver import ErrorDialogError, NetronPage
 
 pytestmark = pytest.mark.e2e
@@ -759,29 +759,53 @@ def test_long_shapes_go_unlabelled_but_stay_in_the_sidebar(netron: NetronPage, t
     assert netron.console_errors() == []
 
 
-def test_activation_stats_show_in_connection_properties(netron: NetronPage, exported: ExportFn) -> None:
-    """Click an edge of the demo's root graph: its value rows (issue 26) are in Connection
-    Properties, each as the companion wrote it."""
-    ex = exported("demo", "module")
+def _value_rows(ex: Exported) -> dict[str, list[tuple[str, Any]]]:
     rows: dict[str, list[tuple[str, Any]]] = {}
     for row in ex.attachment["metrics"]:
         if row["kind"] == "value":
             rows.setdefault(row["target"], []).append((row["name"], row["value"]))
-    # A value produced by a drawn root node and consumed by another (an edge between boxes).
+    return rows
+
+
+def _edges_between_boxes(ex: Exported) -> set[str]:
+    """Values produced by a drawn root node and consumed by another (an edge between boxes)."""
     produced = {o for n in ex.graph["node"] for o in n.get("output", [])}
     consumed = {i for n in ex.graph["node"] for i in n.get("input", [])}
-    target = next(name for name in rows if name in produced and name in consumed)
+    return produced & consumed
+
+
+def _check_value_rows_on_the_edge(netron: NetronPage, ex: Exported, target: str, rows: list[tuple[str, Any]]) -> None:
+    """Click the edge ``target``: Connection Properties holds each value row as the companion
+    wrote it, and the producing node's Node Properties none of them."""
     netron.open_dropped(ex.artifact, ex.companion)
     sidebar = netron.open_connection_properties(target)
     shown = [pair for section in sidebar.values() for pair in section]
-    for name, value in rows[target]:
+    for name, value in rows:
         text = str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
         if "e" not in text:  # JavaScript writes exponents differently (1e-7, not 1e-07)
             assert (name, text) in shown, (name, value, sidebar)
         else:
             assert name in {n for n, _ in shown}, (name, sidebar)
-    # The rows belong to the value: the producing node's Node Properties holds none of them.
     producer = next(n["name"] for n in ex.graph["node"] if target in n.get("output", []))
     node_rows = {n for section in netron.open_node_properties(producer).values() for n, _ in section}
-    assert not node_rows & {name for name, _ in rows[target]}, node_rows
+    assert not node_rows & {name for name, _ in rows}, node_rows
     assert netron.console_errors() == []
+
+
+def test_activation_stats_show_in_connection_properties(netron: NetronPage, exported: ExportFn) -> None:
+    """Click an edge of the demo's root graph: its value rows (issue 26) are in Connection
+    Properties, each as the companion wrote it."""
+    ex = exported("demo", "module")
+    rows = _value_rows(ex)
+    target = next(name for name in rows if name in _edges_between_boxes(ex))
+    _check_value_rows_on_the_edge(netron, ex, target, rows[target])
+
+
+def test_a_rolled_layers_edge_shows_its_passes_pooled(netron: NetronPage, exported: ExportFn) -> None:
+    """In the rolled view a layer of several passes draws one edge: clicking it shows the
+    statistics of every pass's tensor taken together."""
+    ex = exported("loop", "rolled")
+    rows = _value_rows(ex)
+    layers = {n["name"] for n in ex.graph["node"] if any(a["name"] == NodeAttr.PASSES for a in n.get("attribute", []))}
+    target = next(name for name in rows if name in layers and name in _edges_between_boxes(ex))
+    _check_value_rows_on_the_edge(netron, ex, target, rows[target])
