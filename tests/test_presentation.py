@@ -158,3 +158,5 @@ def test_a_new_metric_needs_only_a_table_row(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(presentation, "_SPECS", presentation.compile_table(table))
     assert (NodeMeta.OBSERVED_DURATION, "1 op(s) ran") in presentation.fact_rows(Facts(op_count=1))
     assert presentation.companion_metric_rows(Facts(op_count=1)) == [(CompanionRow.EXPORTED_NODES, 1)]
+    node = PNode("n", "op", "ai.torchlens.lossy", "op", (), ("n",), facts=Facts(op_count=1))
+    assert presentation.node_rows(node) == ((NodeMeta.OBSERVED_DURATION, "1 op(s) ran"),)

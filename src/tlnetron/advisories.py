@@ -22,22 +22,21 @@ _SHADOWED = {"model.json", "manifest.json", "metadata.json", "serialized_exporte
 """File names Netron offers to other formats' readers before its ONNX JSON reader."""
 
 
-def _legibility_remedy(projection: Projection) -> Text:
+def _legibility_remedy(projection: Projection) -> tuple[str | Opt, ...]:
     if projection.granularity != Granularity.MODULE:
         return ("use the module view (", Opt("granularity", "module"), ", the default) to fold modules into drill-down boxes")
     if (projection.depth or 1) > 1:
         return ("pass a lower ", Opt("depth"), f" (this view groups at depth {projection.depth}) to fold more into boxes")
-    return "trace a sub-module on its own; at depth 1 the top-level modules already fold what they can"
+    return ("trace a sub-module on its own; at depth 1 the top-level modules already fold what they can",)
 
 
 def view_advisories(projection: Projection, ir: TraceIR, path: Path | None) -> list[Advisory]:
     """What the artifact's reader should know about this view of this trace, in order."""
     out: list[Advisory] = []
     if projection.root_ranks > LEGIBILITY_BUDGET:
-        remedy = _legibility_remedy(projection)
         out.append((WarningCode.LEGIBILITY_BUDGET_EXCEEDED, (
             f"the root graph is {projection.root_ranks} boxes deep, past the ~{LEGIBILITY_BUDGET}-rank budget Netron "
-            "draws legibly (it will render as a tall rope). Remedy: ", *((remedy,) if isinstance(remedy, str) else remedy), ".",
+            "draws legibly (it will render as a tall rope). Remedy: ", *_legibility_remedy(projection), ".",
         )))
     if projection.inlined_calls:
         out.append((WarningCode.FUNCTION_LIMIT_INLINED, (

@@ -6,7 +6,8 @@ companion metric rows, and the model's totals (metadata and companion).
 The wording is :data:`~tlnetron._generated.vocab.METRICS`, generated from the
 ``x-tlnetron-metrics`` table of ``schema/vocabularies.schema.json``: per metric, the unit
 formatter, and per scope (op, passes, inclusive, total) the row key, the sentence and the
-companion rows. Adding a metric is a schema entry, a fact on the IR and a reader line.
+companion rows. Adding a metric is a row of that table, its field on ``OpIR`` and ``Facts``
+(taken and summed in :mod:`tlnetron.facts`) and the reader's line; no wording code.
 """
 
 from __future__ import annotations
@@ -41,16 +42,16 @@ __all__ = [
     "diff_sentence",
     "duration_text",
     "duration_us",
-    "flops_text",
-    "stats_rows",
     "fact_rows",
+    "flops_text",
     "function_doc",
-    "model_description",
-    "hidden_text",
     "function_doc_line",
+    "hidden_text",
+    "model_description",
     "node_doc",
     "node_rows",
     "share_rows",
+    "stats_rows",
     "total_meta",
     "total_rows",
 ]
@@ -128,6 +129,11 @@ def _scope(facts: Facts) -> str:
     return "passes" if facts.passes > 1 else "op"
 
 
+def _stated(value: Any, is_count: bool) -> bool:
+    """Whether a fact is worded: an unknown one is absent, and so is a count of 0 (no op inside)."""
+    return value is not None and not (is_count and value == 0)
+
+
 def _renderer(template: str, fmt: Callable[[Any], str]) -> Callable[[Any, Facts], str]:
     """``template`` compiled once: ``render(value, facts)`` is its text for one fact."""
     fields = {name for _, name, _, _ in string.Formatter().parse(template) if name}
@@ -174,7 +180,7 @@ def fact_rows(facts: Facts) -> list[tuple[str, str]]:
     rows: list[tuple[str, str]] = []
     for attr, skip_zero, key, render, _, _ in _SPECS[_scope(facts)]:
         value = getattr(facts, attr)
-        if value is None or (skip_zero and value == 0):
+        if not _stated(value, skip_zero):
             continue
         rows.append((key, render(value, facts)))
     return rows
@@ -182,11 +188,8 @@ def fact_rows(facts: Facts) -> list[tuple[str, str]]:
 
 def node_rows(node: PNode) -> tuple[tuple[str, str], ...]:
     """Every metadata row of ``node`` as written: its facts and own rows sorted, then its diff rows."""
-    f = node.facts
-    if f.op_count is None and f.duration_s is None and f.flops is None and f.nbytes is None:
-        rows: Iterable[tuple[str, str]] = node.metadata
-    else:
-        rows = sorted([*fact_rows(f), *node.metadata])
+    facts = fact_rows(node.facts)
+    rows: Iterable[tuple[str, str]] = sorted([*facts, *node.metadata]) if facts else node.metadata
     return (*rows, *diff_rows(node.diff)) if node.diff is not None else tuple(rows)
 
 
@@ -201,7 +204,7 @@ def companion_metric_rows(facts: Facts) -> list[tuple[str, Any]]:
     out: list[tuple[str, Any]] = []
     for attr, skip_zero, _, _, rows, number in _SPECS[scope_name]:
         value = getattr(facts, attr)
-        if value is None or (skip_zero and value == 0):
+        if not _stated(value, skip_zero):
             continue
         out.append((rows[0], number(value)))
         for name in rows[1:]:  # the per-pass row: the value over one pass
@@ -232,7 +235,7 @@ def function_doc_line(facts: Facts) -> str | None:
     for metric, attr, fmt, _ in _TABLE:
         scope = metric.inclusive
         value = getattr(facts, attr)
-        if scope is None or scope.function_doc is None or value is None or (value == 0 and metric.format == "count"):
+        if scope is None or scope.function_doc is None or not _stated(value, metric.format == "count"):
             continue
         parts.append(scope.function_doc.format(value=fmt(value), raw=value))
     return "Inclusive of every op inside: " + "; ".join(parts) + "." if parts else None
