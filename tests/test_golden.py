@@ -36,6 +36,8 @@ OBSERVED = "<observed>"
 VERSION = "<version>"
 EXPORT_ID = "<export_id>"
 MAX_BYTES = 10_000
+STAT_DIGITS = 5
+"""Significant digits of a float statistic kept in the golden companion."""
 
 _DURATION = re.compile(r"\d[\d.,]*(?:e[+-]?\d+)? (?:s|ms|µs|ns)\b")
 _LINE = re.compile(r"(\.py):\d+")
@@ -100,6 +102,9 @@ def normalise_companion(data: dict[str, Any]) -> dict[str, Any]:
                 row["value"] = EXPORT_ID
             elif isinstance(row["value"], str):
                 row["value"] = re.sub(r"tlnetron \S+", f"tlnetron {VERSION}", row["value"])
+            elif isinstance(row["value"], float):
+                # A float statistic's last digits depend on the CPU's vector unit.
+                row["value"] = float(f"{row['value']:.{STAT_DIGITS}g}")
     return data
 
 
