@@ -339,11 +339,11 @@ METRIC_SCOPES = ("op", "passes", "inclusive", "total")
 PLACEHOLDERS = {
     "op": ("value", "raw"),
     "passes": ("value", "raw", "passes", "per_pass"),
-    "inclusive": ("value", "raw", "unknown_flops_note"),
+    "inclusive": ("value", "raw", "unknown_flops_note", "calls_note"),
     "function_doc": ("value", "raw"),
     "total": ("value", "raw"),
 }
-ALL_PLACEHOLDERS = ("value", "raw", "passes", "per_pass", "unknown_flops_note")
+ALL_PLACEHOLDERS = ("value", "raw", "passes", "per_pass", "unknown_flops_note", "calls_note")
 
 
 class MetricTable(NamedTuple):
@@ -484,8 +484,9 @@ class NodeWording(NamedTuple):
 class InclusiveWording(NamedTuple):
     """How a fact is worded on a module call (every op inside it).
 
-    ``text.format(value=..., raw=..., unknown_flops_note=...)`` is the value of node
-    metadata key ``node_meta``; ``rows[0]`` is the companion row holding the value;
+    ``text.format(value=..., raw=..., unknown_flops_note=..., calls_note=...)`` is the value
+    of node metadata key ``node_meta`` (``calls_note``: empty for one call, over how many
+    calls for a run); ``rows[0]`` is the companion row holding the value;
     ``share_row`` (None: no share) the companion row holding the call's share of the
     model's total; ``function_doc.format(value=..., raw=...)`` (None: no phrase) the phrase
     in the module's FunctionProto docString.
@@ -514,7 +515,8 @@ class Metric(NamedTuple):
     ``{value}`` is written; ``companion_value`` what its companion rows hold. In templates,
     ``{value}`` is the formatted value, ``{raw}`` the bare number (ungrouped), ``{passes}`` the
     number of passes, ``{per_pass}`` the value divided by the passes (formatted) and
-    ``{unknown_flops_note}`` empty or how many ops inside have no FLOP rule.
+    ``{unknown_flops_note}`` empty or how many ops inside have no FLOP rule, ``{calls_note}``
+    empty or over how many calls a run's sums go.
     """
 
     fact: MetricFactName

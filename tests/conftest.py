@@ -18,7 +18,26 @@ import torchlens
 from tmp_guard import own_temporary_folder
 from zoo import ALL_ZOO, ZooTrace, trace
 
-__all__ = ["ALL_ZOO", "zoo_trace"]
+__all__ = ["ALL_ZOO", "DEEP_OPTION", "zoo_trace"]
+
+DEEP_OPTION = "--deep-zoo"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        DEEP_OPTION,
+        action="store_true",
+        help="trace every real-depth model of tests/zoo.py DEEP (the default run traces DEEP_DEFAULT)",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption(DEEP_OPTION):
+        return
+    skip = pytest.mark.skip(reason=f"a real-depth model outside the default run (pass {DEEP_OPTION})")
+    for item in items:
+        if item.get_closest_marker("deep_only"):
+            item.add_marker(skip)
 
 
 @pytest.fixture(scope="session")

@@ -471,7 +471,7 @@ EXPECTED_METRICS = [
         },
         "inclusive": {
             "node_meta": "inclusive_time",
-            "text": "{value} observed, inclusive of every op inside",
+            "text": "{value} observed, inclusive of every op inside{calls_note}",
             "rows": ["inclusive µs"],
             "share_row": "share of time",
             "function_doc": "{value} observed",
@@ -494,7 +494,7 @@ EXPECTED_METRICS = [
         },
         "inclusive": {
             "node_meta": "inclusive_flops",
-            "text": "{value} estimated, inclusive{unknown_flops_note}",
+            "text": "{value} estimated, inclusive{calls_note}{unknown_flops_note}",
             "rows": ["inclusive FLOPs"],
             "share_row": "share of FLOPs",
             "function_doc": "{value} estimated",
@@ -517,7 +517,7 @@ EXPECTED_METRICS = [
         },
         "inclusive": {
             "node_meta": "inclusive_bytes",
-            "text": "{value} of captured tensors, inclusive",
+            "text": "{value} of captured tensors, inclusive{calls_note}",
             "rows": ["inclusive bytes"],
             "share_row": None,
             "function_doc": "{value} captured",
@@ -536,7 +536,7 @@ EXPECTED_METRICS = [
         "passes": None,
         "inclusive": {
             "node_meta": "inclusive_ops",
-            "text": "{value} ops, inclusive",
+            "text": "{value} ops, inclusive{calls_note}",
             "rows": ["inclusive ops"],
             "share_row": None,
             "function_doc": "{raw} ops",
@@ -593,8 +593,12 @@ def test_the_templates_render_todays_text(fresh_alias: str) -> None:
         "2.00 ms observed over 3 passes (667 µs per pass)"
     )
     note = "; 2 ops inside have no FLOP rule"
-    assert by_fact["flops"].inclusive.text.format(value="1.2 GFLOPs", raw=1, unknown_flops_note=note) == (
+    assert by_fact["flops"].inclusive.text.format(value="1.2 GFLOPs", raw=1, unknown_flops_note=note, calls_note="") == (
         "1.2 GFLOPs estimated, inclusive; 2 ops inside have no FLOP rule"
+    )
+    runs = " (summed over 32 calls)"
+    assert by_fact["flops"].inclusive.text.format(value="1.2 GFLOPs", raw=1, unknown_flops_note=note, calls_note=runs) == (
+        "1.2 GFLOPs estimated, inclusive (summed over 32 calls); 2 ops inside have no FLOP rule"
     )
     assert by_fact["op_count"].inclusive.function_doc.format(value="1,234", raw=1234) == "1234 ops"
 

@@ -107,8 +107,17 @@ def trace_table(log: torchlens.Trace) -> list[TOp]:
     def name_of(op: Any) -> str:
         return op.layer_label if per_layer[op.layer_label] == 1 else op.label
 
+    # References are labels: looked up among the labels first, since ``log.ops[key]`` also
+    # matches capture-time labels (``raw_label``), which can name a different op.
+    by_label: dict[str, Any] = {}
+    for op in ops:
+        by_label[op.label] = op
+        if per_layer[op.layer_label] == 1:
+            by_label[op.layer_label] = op
+
     def ref(r: Any) -> str:
-        return name_of(log.ops[str(r)])
+        found = by_label.get(str(r))
+        return name_of(found if found is not None else log.ops[str(r)])
 
     table: list[TOp] = []
     for op in ops:
@@ -193,7 +202,10 @@ def meta_of(node: dict[str, Any]) -> dict[str, str]:
 
 
 def _is_typed(info: dict[str, Any]) -> bool:
-    tensor = info.get("type", {}).get("tensorType")
+    kind = info.get("type", {})
+    if "sequenceType" in kind:  # a structure: typed as a sequence of its tensors
+        return "tensorType" in kind["sequenceType"].get("elemType", {})
+    tensor = kind.get("tensorType")
     return bool(tensor) and tensor.get("elemType", 0) != 0 and "shape" in tensor
 
 
@@ -255,19 +267,39 @@ def camel_keys(obj: Any, where: str = "") -> Iterator[str]:
             yield from camel_keys(v, f"{where}[{i}]")
 
 
-def flat_dataflow(data: dict[str, Any]) -> tuple[set[tuple[str, str]], list[str]]:
-    """(producer, consumer) pairs over op-level nodes with every function inlined, and the
-    graph output names. Formal parameters are substituted by the caller's actual values;
-    values internal to a body are scoped by the call node's name."""
+@dataclass
+class Flat:
+    """A body with every function call inlined: op-level nodes, who produces each value,
+    and what each structure value gathers."""
+
+    nodes: list[tuple[str, list[str], list[str]]]
+    producer: dict[str, str]
+    bundles: dict[str, list[str]]
+
+    def leaves(self, value: str) -> list[str]:
+        """The ops producing the tensors a value stands for (a structure: all it gathers)."""
+        if value in self.bundles:
+            return [leaf for inner in self.bundles[value] for leaf in self.leaves(inner)]
+        return [self.producer.get(value, value)]
+
+
+def flatten(data: dict[str, Any], nodes: list[dict[str, Any]], inputs: list[str]) -> Flat:
+    """Inline every call in ``nodes``: formal parameters are substituted by the caller's
+    actual values; values internal to a body are scoped by the call node's name; a structure
+    node stands for the tensors it gathers."""
     funcs = {(f["domain"], f["name"], f.get("overload", "")): f for f in data.get("functions", [])}
     flat: list[tuple[str, list[str], list[str]]] = []
+    bundles: dict[str, list[str]] = {}
 
     def expand(nodes: list[dict[str, Any]], resolve: Callable[[str], str], depth: int) -> None:
         assert depth < 64, "function nesting does not terminate"
         for n in nodes:
             ins = [resolve(v) for v in n.get("input", [])]
             outs = [resolve(v) for v in n.get("output", [])]
-            if n["domain"] == Domain.MODULE:
+            if n["domain"] == Domain.STRUCTURE:
+                (out,) = outs
+                bundles[out] = ins
+            elif n["domain"] in (Domain.MODULE, Domain.RUN):
                 f = funcs[(n["domain"], n["opType"], n.get("overload", ""))]
                 formal = dict(zip(f.get("input", []), ins))
                 formal.update(zip(f.get("output", []), outs))
@@ -276,19 +308,27 @@ def flat_dataflow(data: dict[str, Any]) -> tuple[set[tuple[str, str]], list[str]
             else:
                 flat.append((n["name"], ins, outs))
 
-    graph = data["graph"]
-    expand(graph.get("node", []), lambda v: v, 0)
-    producer = {v["name"]: f"<input {v['name']}>" for v in graph.get("input", [])}
+    expand(nodes, lambda v: v, 0)
+    producer = {v: f"<input {v}>" for v in inputs}
     for name, _, outs in flat:
         for o in outs:
             assert o not in producer or producer[o].startswith("<input"), f"value {o!r} produced twice"
             producer[o] = name
+    return Flat(flat, producer, bundles)
+
+
+def flat_dataflow(data: dict[str, Any]) -> tuple[set[tuple[str, str]], list[tuple[str, tuple[str, ...]]]]:
+    """(producer, consumer) pairs over op-level nodes with every function inlined, and each
+    graph output with the ops producing its tensors."""
+    graph = data["graph"]
+    flat = flatten(data, graph.get("node", []), [v["name"] for v in graph.get("input", [])])
     pairs = set()
-    for name, ins, _ in flat:
+    for name, ins, _ in flat.nodes:
         for v in ins:
-            assert v in producer, f"{name!r} consumes {v!r}, which nothing produces after inlining"
-            pairs.add((producer[v], name))
-    outputs = [producer.get(v["name"], v["name"]) for v in graph.get("output", [])]
+            assert v not in flat.bundles, f"{name!r} consumes the structure {v!r}: only graph outputs may"
+            assert v in flat.producer, f"{name!r} consumes {v!r}, which nothing produces after inlining"
+            pairs.add((flat.producer[v], name))
+    outputs = [(v["name"], tuple(sorted(flat.leaves(v["name"])))) for v in graph.get("output", [])]
     return pairs, outputs
 
 
@@ -575,40 +615,67 @@ module_combos = pytest.mark.parametrize(
 )
 
 
+def _covered_calls(log: torchlens.Trace, f: dict[str, Any], caller: dict[str, Any]) -> set[str]:
+    """The module calls a function draws: its own call, or every call of a run (or group)."""
+    if f["domain"] == Domain.MODULE:
+        return {f["overload"]}
+    attrs = attrs_of(caller)
+    prefix = attrs["module_path"]
+    first = int(str(attrs["run_first"]).split(":")[0].rsplit(".", 1)[1])
+    last = int(str(attrs["run_last"]).split(":")[0].rsplit(".", 1)[1])
+    wanted = {f"{prefix}.{i}" for i in range(first, last + 1)}
+    return {str(c.call_label) for c in log.module_calls if str(c.address) in wanted}
+
+
 @module_combos
 def test_module_functions_match_calls_and_trace_io(exported: ExportFn, name: str, policy: str) -> None:
     e = exported(name, Granularity.MODULE, policy)
     functions = e.data.get("functions", [])
     keys = [(f["domain"], f["name"], f.get("overload", "")) for f in functions]
     assert len(keys) == len(set(keys)), "two FunctionProtos share (domain, name, overload)"
-    callers: dict[tuple[str, str, str], list[str]] = {}
+    callers: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for node in all_nodes(e.data):
-        if node["domain"] == Domain.MODULE:
-            callers.setdefault((node["domain"], node["opType"], node.get("overload", "")), []).append(node["name"])
+        if node["domain"] in (Domain.MODULE, Domain.RUN):
+            callers.setdefault((node["domain"], node["opType"], node.get("overload", "")), []).append(node)
     for key in keys:
         assert len(callers.get(key, [])) == 1, f"function {key} is called by {callers.get(key)}"
-    assert set(callers) == set(keys), "a module-call node resolves to no function"
+    assert set(callers) == set(keys), "a call node resolves to no function"
 
     table = trace_table(e.log)
     gone = set().union(*hidden_by_policy(table, policy))
     kept = [t for t in table if t.name not in gone]
     kept_names = {t.name for t in kept}
+    role = {t.name: t.role for t in kept}
+    fields = {v["name"] for v in e.data["graph"].get("output", [])}
+    root_callers = {n["name"] for n in e.data["graph"].get("node", [])}
     for f in functions:
-        call = f["overload"]
-        assert f["domain"] == Domain.MODULE
-        inside = {t.name for t in kept if t.role in ("op", "buffer") and call in t.calls}
-        assert inside, f"function {call} draws no op of the trace"
+        ((caller,),) = [callers[(f["domain"], f["name"], f.get("overload", ""))]]
+        assert f["domain"] in (Domain.MODULE, Domain.RUN)
+        covered = _covered_calls(e.log, f, caller)
+        inside = {t.name for t in kept if t.role in ("op", "buffer") and covered & set(t.calls)}
+        assert inside, f"function {f['overload']} draws no op of the trace"
         expected_in = {p for t in kept if t.name in inside for p in t.parents if p in kept_names and p not in inside}
-        expected_out = {t.name for t in kept if t.name in inside and any(c in kept_names and c not in inside for c in t.children)}
+        consumed_outside = {
+            t.name for t in kept if t.name in inside
+            and any(c in kept_names and c not in inside and role[c] != "output" for c in t.children)
+        }  # fmt: skip
+        returned = {t.name for t in kept if t.name in inside and any(role.get(c) == "output" for c in t.children)}
+        outs = list(f.get("output", []))
         assert len(f.get("input", [])) == len(set(f.get("input", [])))
-        assert len(f.get("output", [])) == len(set(f.get("output", [])))
-        assert set(f.get("input", [])) == expected_in, f"function {call} inputs"
-        assert set(f.get("output", [])) == expected_out, f"function {call} outputs"
-        # The caller passes exactly these values (formal names are the actual ones).
-        (caller,) = [n for n in all_nodes(e.data) if n["domain"] == Domain.MODULE and n.get("overload") == call]
-        assert caller["name"] == call
-        assert caller.get("input", []) == f.get("input", [])
-        assert caller.get("output", []) == f.get("output", [])
+        assert len(outs) == len(set(outs))
+        assert set(f.get("input", [])) == expected_in, f"function {f['overload']} inputs"
+        body = flatten(e.data, f.get("node", []), list(f.get("input", [])))
+        tensors = {o for o in outs if o not in body.bundles}
+        assert consumed_outside <= tensors, f"function {f['overload']}: a value used outside is not an output"
+        assert tensors <= consumed_outside | returned, f"function {f['overload']}: an output nothing outside uses"
+        carried = {leaf for o in outs for leaf in body.leaves(o)}
+        assert returned <= carried, f"function {f['overload']}: a returned tensor does not leave it"
+        # The caller passes exactly these values (formal names are the actual ones, but where
+        # the root names a model output by its returned field).
+        assert caller["name"] == f["overload"]
+        for actual, formal in zip([*caller.get("input", []), *caller.get("output", [])], [*f.get("input", []), *outs]):
+            assert actual == formal or (caller["name"] in root_callers and actual in fields), (actual, formal)
+        assert len(caller.get("input", [])) == len(f.get("input", [])) and len(caller.get("output", [])) == len(outs)
 
 
 @module_combos
@@ -652,7 +719,7 @@ def test_rolled_has_one_node_per_layer(exported: ExportFn, name: str, policy: st
     table = trace_table(e.log)
     gone = set().union(*hidden_by_policy(table, policy))
     layers = {t.layer for t in table if t.role in ("op", "buffer") and t.name not in gone}
-    drawn = [n["name"] for n in e.data["graph"].get("node", []) if n["opType"] != "output"]
+    drawn = [n["name"] for n in e.data["graph"].get("node", []) if n["opType"] != "output" and n["domain"] != Domain.STRUCTURE]
     assert len(drawn) == len(set(drawn))
     assert set(drawn) == layers
     # Topological order: every input is a graph input or produced by an earlier node (a DAG).

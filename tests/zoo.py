@@ -26,6 +26,9 @@ from torchlens.errors import TorchLensWarning
 
 __all__ = [
     "ALL_ZOO",
+    "DEEP",
+    "DEEP_DEFAULT",
+    "DEEP_LAYERS",
     "EXPECT",
     "TASK_HEADS",
     "ZOO",
@@ -33,6 +36,7 @@ __all__ = [
     "ZooInputs",
     "ZooTrace",
     "build",
+    "deep_models",
     "trace",
 ]
 
@@ -528,6 +532,112 @@ TASK_HEADS: tuple[str, ...] = ("gpt2", "gpt2_small", "t5", "llama_lm", "bert_mlm
 
 ALL_ZOO: list[str] = list(ZOO)
 
+
+# Real depths, as people trace them: GPT-2 medium's 24 layers, Llama-7B's 32 and Llama-70B's
+# 80, BERT-large's and ViT-large's 24, T5-base's and Whisper-small's 12+12, Mixtral's MoE
+# blocks. Narrow widths keep tracing cheap; each model is called as its docs show (token ids
+# with an attention mask, ``use_cache`` left on, a ModelOutput returned).
+
+
+def _gpt2_24() -> tuple[nn.Module, ZooInputs]:
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    config = GPT2Config(n_layer=24, n_embd=32, n_head=2, vocab_size=64, n_positions=32, bos_token_id=63, eos_token_id=63)
+    return GPT2LMHeadModel(config).eval(), ZooInputs(kwargs=_tokens(8, 64))
+
+
+def _llama(layers: int) -> tuple[nn.Module, ZooInputs]:
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(
+        vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=layers, num_attention_heads=2,
+        num_key_value_heads=1, max_position_embeddings=32, bos_token_id=1, eos_token_id=2, pad_token_id=0,
+    )  # fmt: skip
+    return LlamaForCausalLM(config).eval(), ZooInputs(kwargs=_tokens(8, 64))
+
+
+def _bert_24() -> tuple[nn.Module, ZooInputs]:
+    from transformers import BertConfig, BertForMaskedLM
+
+    config = BertConfig(
+        vocab_size=64, hidden_size=32, num_hidden_layers=24, num_attention_heads=2, intermediate_size=64,
+        max_position_embeddings=32, pad_token_id=0,
+    )  # fmt: skip
+    return BertForMaskedLM(config).eval(), ZooInputs(kwargs=_tokens(8, 64))
+
+
+def _vit_24() -> tuple[nn.Module, ZooInputs]:
+    from transformers import ViTConfig, ViTForImageClassification
+
+    config = ViTConfig(
+        hidden_size=32, num_hidden_layers=24, num_attention_heads=2, intermediate_size=64, image_size=16, patch_size=8,
+        num_labels=10,
+    )  # fmt: skip
+    return ViTForImageClassification(config).eval(), ZooInputs((torch.randn(1, 3, 16, 16),))
+
+
+def _t5_12() -> tuple[nn.Module, ZooInputs]:
+    from transformers import T5Config, T5ForConditionalGeneration
+
+    config = T5Config(
+        vocab_size=64, d_model=32, d_kv=8, d_ff=64, num_layers=12, num_decoder_layers=12, num_heads=2, pad_token_id=0,
+    )  # fmt: skip
+    ids = {"input_ids": torch.randint(1, 64, (1, 8)), "attention_mask": torch.ones(1, 8, dtype=torch.long)}
+    return T5ForConditionalGeneration(config).eval(), ZooInputs(kwargs={**ids, "decoder_input_ids": torch.randint(1, 64, (1, 4))})
+
+
+def _whisper_12() -> tuple[nn.Module, ZooInputs]:
+    from transformers import WhisperConfig, WhisperForConditionalGeneration
+
+    config = WhisperConfig(
+        vocab_size=64, d_model=32, encoder_layers=12, decoder_layers=12, encoder_attention_heads=2,
+        decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64, num_mel_bins=8, max_source_positions=8,
+        max_target_positions=16, pad_token_id=0, bos_token_id=1, eos_token_id=2, decoder_start_token_id=1,
+    )  # fmt: skip
+    features = torch.randn(1, 8, 16)  # (batch, mel bins, frames): two conv strides give 8 positions
+    return WhisperForConditionalGeneration(config).eval(), ZooInputs((features,), {"decoder_input_ids": torch.randint(3, 64, (1, 4))})
+
+
+def _mixtral_8() -> tuple[nn.Module, ZooInputs]:
+    from transformers import MixtralConfig, MixtralForCausalLM
+
+    config = MixtralConfig(
+        vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=8, num_attention_heads=2,
+        num_key_value_heads=1, max_position_embeddings=32, num_local_experts=4, num_experts_per_tok=2,
+        bos_token_id=1, eos_token_id=2, pad_token_id=0,
+    )  # fmt: skip
+    return MixtralForCausalLM(config).eval(), ZooInputs(kwargs=_tokens(8, 64))
+
+
+DEEP: dict[str, Builder] = {
+    "gpt2_24": _gpt2_24,
+    "llama_32": lambda: _llama(32),
+    "llama_80": lambda: _llama(80),
+    "bert_24": _bert_24,
+    "vit_24": _vit_24,
+    "t5_12": _t5_12,
+    "whisper_12": _whisper_12,
+    "mixtral_8": _mixtral_8,
+}
+"""Task-head models at real depths (not in ``ZOO``: the per-view zoo tests stay quick)."""
+
+DEEP_LAYERS: dict[str, tuple[int, ...]] = {
+    "gpt2_24": (24,), "llama_32": (32,), "llama_80": (80,), "bert_24": (24,), "vit_24": (24,), "t5_12": (12, 12),
+    "whisper_12": (12, 12), "mixtral_8": (8,),
+}  # fmt: skip
+"""Each deep model's layer stacks (encoder and decoder for the encoder-decoders)."""
+
+DEEP_DEFAULT: tuple[str, ...] = ("gpt2_24", "llama_32", "t5_12")
+"""The deep models the default test run traces; ``--deep-zoo`` traces all of ``DEEP``."""
+
+
+def deep_models() -> list[Any]:
+    """``pytest.param`` for each real-depth model; those outside ``DEEP_DEFAULT`` are marked
+    ``deep_only`` and skip unless the run was given ``--deep-zoo`` (CI gives it)."""
+    import pytest
+
+    return [pytest.param(name, marks=() if name in DEEP_DEFAULT else pytest.mark.deep_only) for name in DEEP]
+
 EXPECT: dict[str, ZooExpect] = {
     "demo": ZooExpect(
         module_addresses=("embed", "pos", "blocks.0.attn.q", "blocks.1.mlp.fc1", "ln_f", "head"),
@@ -623,9 +733,9 @@ _TRACE_WARNING_FILTERS: tuple[tuple[str, type[Warning]], ...] = (
 
 
 def build(name: str) -> tuple[nn.Module, ZooInputs]:
-    """Seed torch and build zoo entry ``name`` (model and inputs)."""
+    """Seed torch and build zoo entry ``name`` (model and inputs), of ``ZOO`` or ``DEEP``."""
     torch.manual_seed(SEED)
-    return ZOO[name]()
+    return (ZOO.get(name) or DEEP[name])()
 
 
 def trace(name: str) -> torchlens.Trace:

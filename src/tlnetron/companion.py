@@ -130,19 +130,28 @@ def build_companion(
         value_kind = CompanionKind.VALUE
         per_value: list[tuple[str, list[TensorStats]]] = []
         merged_at: dict[str, int] = {}
+        # A value drawn under a model output field's name states its op's tensor there too.
+        aliases: dict[str, list[str]] = {}
+        for drawn_name, source in projection.graph.aliases:
+            aliases.setdefault(source, []).append(drawn_name)
         for name, st in stats:
             target = name.split("\n", 1)[0]
-            if target in drawn:
-                per_value.append((target, [st]))
+            if target in drawn or target in aliases:
+                if target in drawn:
+                    per_value.append((target, [st]))
+                per_value.extend((alias, [st]) for alias in aliases.get(target, ()))
                 continue
             layer = (layers or {}).get(name)
             target = layer.split("\n", 1)[0] if layer is not None else ""
-            if target in drawn:  # a pass of a rolled layer: pooled with the layer's other passes
-                if target in merged_at:
-                    per_value[merged_at[target]][1].append(st)
+            for each in (target, *aliases.get(target, ())) if (target in drawn or target in aliases) else ():
+                if each not in drawn and each == target:
+                    continue
+                # a pass of a rolled layer: pooled with the layer's other passes
+                if each in merged_at:
+                    per_value[merged_at[each]][1].append(st)
                 else:
-                    merged_at[target] = len(per_value)
-                    per_value.append((target, [st]))
+                    merged_at[each] = len(per_value)
+                    per_value.append((each, [st]))
         for target, parts in per_value:
             for row_name, value in stats_rows(parts[0] if len(parts) == 1 else merged_stats(parts)):
                 append(_row(value_kind, target, row_name, value))

@@ -33,6 +33,8 @@ class Facts:
     passes: int = 1
     unknown_flops: int = 0
     """Inclusive facts: how many ops inside have no FLOP rule (their FLOPs are not in ``flops``)."""
+    calls: int = 1
+    """Inclusive facts of a run: how many module calls the sums go over."""
 
 
 @record
@@ -48,7 +50,7 @@ class DiffFacts:
     inside: bool
 
 
-def sum_facts(items: list[Facts], *, inclusive: bool, passes: int = 1, unknown_flops: int = 0) -> Facts:
+def sum_facts(items: list[Facts], *, inclusive: bool, passes: int = 1, unknown_flops: int = 0, calls: int = 1) -> Facts:
     """Sum facts; a sum is absent when no item has the fact (never a fabricated zero)."""
     durations = [f.duration_s for f in items if f.duration_s is not None]
     flops = [f.flops for f in items if f.flops is not None]
@@ -62,6 +64,7 @@ def sum_facts(items: list[Facts], *, inclusive: bool, passes: int = 1, unknown_f
         inclusive=inclusive,
         passes=passes,
         unknown_flops=unknown_flops,
+        calls=calls,
     )
 
 

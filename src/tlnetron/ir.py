@@ -96,6 +96,10 @@ class OpIR:
     location: str | None = None
     stats: TensorStats | None = None
     """Statistics of the captured output tensor; None when nothing was captured (or read)."""
+    returned_as: str | None = None
+    """An output pseudo-op: where its tensor sits in what the model returned, as TorchLens'
+    ``io_role`` says it (``output``, ``output.logits``, ``output.cache.layers.0.keys``,
+    ``output.0``); None when not known."""
 
 
 @record

@@ -78,6 +78,7 @@ def model_metadata(
         meta[MetaKey.TRACE_STATE] = h.state
     if projection.granularity == Granularity.MODULE:
         meta[MetaKey.SIDE_OP_COUNT] = projection.side_ops
+        meta[MetaKey.RUN_COUNT] = projection.run_count
     if projection.depth is not None:
         meta[MetaKey.DEPTH] = projection.depth
     if projection.depth_reason:

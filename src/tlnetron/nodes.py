@@ -24,7 +24,6 @@ from .projection import (
 )
 
 __all__ = [
-    "graph_io",
     "input_names_value",
     "LEGIBILITY_BUDGET",
     "full_texts",
@@ -32,7 +31,6 @@ __all__ = [
     "shortened",
     "op_node",
     "op_value",
-    "root_graph",
     "root_ranks",
 ]
 
@@ -178,97 +176,6 @@ if [f.name for f in fields(PNode)][:10] != [
     "name", "op_type", "domain", "role", "inputs", "outputs", "attributes", "metadata", "doc", "facts",
 ] or [f.name for f in fields(Facts)][:4] != ["duration_s", "flops", "nbytes", "op_count"]:  # fmt: skip
     raise RuntimeError("PNode's or Facts' fields changed: update nodes.op_node / nodes.op_facts")  # pragma: no cover
-
-
-def graph_io(
-    inputs: list[OpIR], outputs: list[OpIR], produced: dict[str, PValue], input_values: dict[str, PValue]
-) -> tuple[tuple[PValue, ...], list[PNode], list[PNode], tuple[PValue, ...]]:
-    """Graph inputs, input nodes, output nodes, and graph outputs.
-
-    A model output is the value its parent produces. An ``output`` node of its own carries
-    it when that value is a graph input or already a graph output (a model returning
-    ``(x, x)``), or when not even its rank is known (ONNX graph outputs must state a shape);
-    a model input whose rank is unknown is likewise drawn as an ``input`` node.
-    """
-    g_inputs: list[PValue] = []
-    in_nodes: list[PNode] = []
-    for op in inputs:
-        v = input_values[op.name]
-        if v.io_type is not None:
-            g_inputs.append(v)
-            continue
-        in_nodes.append(
-            PNode(
-                name=op.name,
-                op_type="input",
-                domain=Domain.LOSSY,
-                role=NodeRole.INPUT,
-                inputs=(),
-                outputs=(op.name,),
-                attributes=((NodeAttr.UNTYPED_OUTPUT, untyped_reason(op.shape, op.dtype)),),
-                doc=f"TorchLens input {op.name}: its shape is not known, so it is drawn as a node rather than a typed graph input.",
-            )
-        )
-    out_nodes: list[PNode] = []
-    g_outputs: list[PValue] = []
-    used: set[str] = set()
-    for op in outputs:
-        parent = op.parents[0] if op.parents else None
-        source = produced.get(parent) if parent else None
-        if source is None and parent in input_values:
-            source = input_values[parent]
-        from_graph_input = parent in input_values and input_values[parent].io_type is not None
-        if source is not None and source.io_type is not None and not from_graph_input and parent not in used:
-            g_outputs.append(PValue(source.name, source.type, doc=f"model output {op.name}", loose=source.loose))
-            used.add(source.name)
-            continue
-        ty = source.io_type if source is not None else None
-        if ty is None:
-            ty = tensor_type(op.shape, op.dtype) or loose_type([op.shape], [op.dtype])
-        stated = ty is not None
-        out_nodes.append(
-            PNode(
-                name=op.name,
-                op_type="output",
-                domain=Domain.LOSSY,
-                role=NodeRole.OUTPUT,
-                inputs=(parent,) if (parent and (parent in produced or parent in input_values)) else (),
-                outputs=(op.name,),
-                doc=(
-                    f"TorchLens output pseudo-op {op.name}: "
-                    + ("this model output repeats another output or a model input." if stated else "its shape is not known, so it is not declared as a typed graph output.")
-                ),
-            )
-        )
-        if stated:
-            g_outputs.append(PValue(op.name, ty, doc=f"model output {op.name}"))
-            used.add(op.name)
-    return tuple(g_inputs), in_nodes, out_nodes, tuple(g_outputs)
-
-
-def root_graph(
-    name: str,
-    nodes: list[PNode],
-    produced: dict[str, PValue],
-    inputs: list[OpIR],
-    outputs: list[OpIR],
-    input_values: dict[str, PValue],
-    doc: str = "",
-) -> PGraph:
-    """The root graph: the view's nodes between the model's inputs and outputs.
-
-    ``produced`` holds the values the nodes produce, in node order.
-    """
-    g_inputs, in_nodes, out_nodes, g_outputs = graph_io(inputs, outputs, produced, input_values)
-    out_names = {v.name for v in g_outputs}
-    return PGraph(
-        name=name,
-        nodes=(*in_nodes, *nodes, *out_nodes),
-        inputs=g_inputs,
-        outputs=g_outputs,
-        values=tuple(v for key, v in produced.items() if key not in out_names),
-        doc=doc,
-    )
 
 
 LEGIBILITY_BUDGET = 27

@@ -24,7 +24,7 @@ from ._records import record
 from .export_id import PLACEHOLDER, companion_with_id, export_id_of
 from .presentation import node_doc, node_rows
 from .progress import every_share, report_every
-from .projection import PFunction, PGraph, PNode, Projection, PValue, TensorType
+from .projection import PFunction, PGraph, PNode, Projection, PValue, SequenceType, ValueType
 from .serialize import dumps_bytes
 
 __all__ = ["CHUNK_NODES", "DISCLAIMER", "IR_VERSION", "BuiltModel", "build_model"]
@@ -33,7 +33,8 @@ IR_VERSION = 10
 DISCLAIMER = (
     "A picture of a TorchLens trace, not a runnable model: ops keep their captured TorchLens "
     "names in the custom domain ai.torchlens.lossy, module calls are ai.torchlens.module "
-    "functions, and shapes are what the traced run observed."
+    "functions (runs of repeated calls ai.torchlens.run ones, structure nodes of "
+    "ai.torchlens.structure only gather returned tensors), and shapes are what the traced run observed."
 )
 
 CHUNK_NODES = 512
@@ -45,7 +46,49 @@ trees (``benchmarks/README.md``, "Chunked build")."""
 _STRING = onnx.AttributeProto.STRING
 _INT = onnx.AttributeProto.INT
 _OPSETS = ((Domain.LOSSY, 1), (Domain.MODULE, 1))
+_DRAWN_ONLY_IF_USED = (Domain.RUN, Domain.STRUCTURE)
+"""Domains imported only by the models that use them (a run, a structure node)."""
+
+
+def opsets(projection: Projection) -> tuple[tuple[str, int], ...]:
+    """The operator sets the model imports: ops and module calls always, runs and structure
+    nodes where the projection has them."""
+    used = {f.domain for f in projection.functions}
+    for body in (projection.graph, *(f.body for f in projection.functions)):
+        used.update(n.domain for n in body.nodes)
+    return _OPSETS + tuple((d, 1) for d in _DRAWN_ONLY_IF_USED if d in used)
 Json = dict[str, Any]
+
+
+def _dims(shape: tuple[int | None, ...], proto: Any) -> list[Json]:
+    proto.SetInParent()
+    add = proto.dim.add
+    dims: list[Json] = []
+    for d in shape:
+        if d is None:
+            add()
+            dims.append({})
+        else:
+            add(dim_value=d)
+            dims.append({"dimValue": str(d)})
+    return dims
+
+
+def _type_parts(tt: ValueType) -> tuple[onnx.TypeProto, Json]:
+    """A value's TypeProto and its JSON form: a tensor, or a sequence of tensors (a structure)."""
+    proto = onnx.TypeProto()
+    if isinstance(tt, SequenceType):
+        tensor = proto.sequence_type.elem_type.tensor_type
+        tensor.elem_type = tt.elem_type
+        elem: Json = {"elemType": tt.elem_type}
+        if tt.shape is not None:
+            dims = _dims(tt.shape, tensor.shape)
+            elem["shape"] = {"dim": dims} if dims else {}
+        return proto, {"sequenceType": {"elemType": {"tensorType": elem}}}
+    tensor = proto.tensor_type
+    tensor.elem_type = tt.elem_type
+    dims = _dims(tt.shape, tensor.shape)
+    return proto, {"tensorType": {"elemType": tt.elem_type, "shape": {"dim": dims} if dims else {}}}
 
 
 class _Builder:
@@ -62,8 +105,11 @@ class _Builder:
         progress: Callable[[int, int], None] | None = None,
         total_nodes: int = 0,
         rows: Mapping[int, tuple[tuple[str, str], ...]] | None = None,
+        imports: tuple[tuple[str, int], ...] = _OPSETS,
     ) -> None:
         self.rows = rows
+        self.opsets = imports
+        self.opset_json = [{"domain": d, "version": str(v)} for d, v in imports]
         every = report_every(total_nodes)
         self.progress = progress if every is not None else None
         self.total_nodes = total_nodes
@@ -73,7 +119,7 @@ class _Builder:
         # (key, value) -> (the AttributeProto's fields, its JSON form)
         self.attr_parts: dict[tuple[str, str | int], tuple[dict[str, Any], Json]] = {}
         self.prop_json: dict[tuple[str, str], Json] = {}
-        self.type_json: dict[TensorType, tuple[onnx.TypeProto, Json]] = {}
+        self.type_json: dict[ValueType, tuple[onnx.TypeProto, Json]] = {}
 
     def value_info(self, container: Any, value: PValue, *, graph_io: bool) -> Json:
         """Add a ValueInfoProto; graph inputs/outputs use the loose type when no faithful one exists."""
@@ -83,24 +129,7 @@ class _Builder:
         if tt is not None:
             known = self.type_json.get(tt)
             if known is None:
-                proto = onnx.TypeProto()
-                tensor = proto.tensor_type
-                tensor.elem_type = tt.elem_type
-                shape = tensor.shape
-                shape.SetInParent()
-                add = shape.dim.add
-                dims: list[Json] = []
-                for d in tt.shape:
-                    if d is None:
-                        add()
-                        dims.append({})
-                    else:
-                        add(dim_value=d)
-                        dims.append({"dimValue": str(d)})
-                known = self.type_json[tt] = (
-                    proto,
-                    {"tensorType": {"elemType": tt.elem_type, "shape": {"dim": dims} if dims else {}}},
-                )
+                known = self.type_json[tt] = _type_parts(tt)
             info.type.CopyFrom(known[0])
             out["type"] = known[1]
         if value.doc:
@@ -232,9 +261,9 @@ class _Builder:
         if body.doc:
             proto.doc_string = body.doc
             out["docString"] = body.doc
-        for d, v in _OPSETS:
+        for d, v in self.opsets:
             proto.opset_import.add(domain=d, version=v)
-        out["opsetImport"] = [{"domain": d, "version": str(v)} for d, v in _OPSETS]
+        out["opsetImport"] = self.opset_json
         out["domain"] = domain
         if overload:
             proto.overload = overload
@@ -363,16 +392,17 @@ def build_model(
         "producerVersion": producer_version,
         "domain": Domain.TORCHLENS,
         "docString": model_doc or DISCLAIMER,
-        "opsetImport": [{"domain": d, "version": str(v)} for d, v in _OPSETS],
     }
-    for d, v in _OPSETS:
+    imports = opsets(projection)
+    out["opsetImport"] = [{"domain": d, "version": str(v)} for d, v in imports]
+    for d, v in imports:
         head.opset_import.add(domain=d, version=v)
     if metadata:
         out["metadataProps"] = [{"key": k, "value": v} for k, v in metadata]
     parts = _Parts(head)
     del head
     total = len(projection.graph.nodes) + sum(len(f.body.nodes) for f in projection.functions) if progress else 0
-    builder = _Builder(progress, total, rows)
+    builder = _Builder(progress, total, rows, imports)
     out["graph"] = builder.graph(parts, projection.graph, graph_doc)
     if projection.functions:
         out["functions"] = builder.functions(parts, projection.functions)

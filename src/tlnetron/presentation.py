@@ -30,6 +30,7 @@ from ._generated.vocab import (
 )
 from .facts import DiffFacts, Facts
 from .ir import DiffRow, ModuleCallIR, TensorStats
+from .runs import RunIR
 from .nodes import one_line
 from .perf import export_memo
 from .projection import PNode
@@ -50,6 +51,9 @@ __all__ = [
     "model_description",
     "node_doc",
     "node_rows",
+    "run_doc",
+    "run_node_doc",
+    "run_span",
     "share_rows",
     "stats_rows",
     "total_meta",
@@ -149,6 +153,8 @@ def _renderer(template: str, fmt: Callable[[Any], str]) -> Callable[[Any, Facts]
         if "unknown_flops_note" in fields:
             n = facts.unknown_flops
             words["unknown_flops_note"] = f"; {n} ops inside have no FLOP rule" if n else ""
+        if "calls_note" in fields:
+            words["calls_note"] = f" (summed over {facts.calls} calls)" if facts.calls > 1 else ""
         return template.format(**words)
 
     return render
@@ -238,7 +244,8 @@ def function_doc_line(facts: Facts) -> str | None:
         if scope is None or scope.function_doc is None or not _stated(value, metric.format == "count"):
             continue
         parts.append(scope.function_doc.format(value=fmt(value), raw=value))
-    return "Inclusive of every op inside: " + "; ".join(parts) + "." if parts else None
+    inside = f"inside the {facts.calls} calls" if facts.calls > 1 else "inside"
+    return f"Inclusive of every op {inside}: " + "; ".join(parts) + "." if parts else None
 
 
 def hidden_text(hidden_buffers: int, hidden_ops: int, side_ops: int, where: str) -> str:
@@ -255,17 +262,72 @@ def hidden_text(hidden_buffers: int, hidden_ops: int, side_ops: int, where: str)
     return " ".join(lines)
 
 
-def function_doc(call: ModuleCallIR, facts: Facts, hidden: str) -> str:
+def function_doc(call: ModuleCallIR, facts: Facts, hidden: str, run: RunIR | None = None, groups: int = 0) -> str:
     """A module function's description: what the call is, its inclusive facts, its
-    parameters and what it leaves undrawn (:func:`hidden_text`)."""
+    parameters and what it leaves undrawn (:func:`hidden_text`); ``run`` when its whole
+    body is one run of calls."""
     lines = [f"**{call.class_name}** — `{call.address}`, call {call.call_index} (TorchLens module call `{call.label}`)."]
+    if run is not None:
+        lines[0] += f" Its body is a run of {len(run.calls)} {run.class_name} calls, {run_span(run)}{_skips(run)}."
     facts_line = function_doc_line(facts)
     if facts_line:
         lines.append(facts_line)
     if call.num_params:
         lines.append(f"Parameters (including submodules): {call.num_params:,}.")
+    if groups and run is not None:
+        lines.append(_grouped(groups, run))
     if hidden:
         lines.append(hidden)
+    return "\n\n".join(lines)
+
+
+def _grouped(groups: int, run: RunIR) -> str:
+    return f"Opened on {groups} groups of consecutive calls: one chain of {len(run.calls)} boxes would run many screens tall."
+
+
+def run_span(run: RunIR) -> str:
+    """``model.layers.0`` .. ``model.layers.31``, each taking the previous call's output."""
+    return (
+        f"`{run.address}.{run.first}` .. `{run.address}.{run.last}`, one after another, "
+        "each taking the previous call's output"
+    )
+
+
+def _skips(run: RunIR) -> str:
+    if not run.skips:
+        return ""
+    return f" ({run.skips} value(s) skip ahead from one call to a later one, such as a bias the first call computes for all)"
+
+
+def run_node_doc(run: RunIR) -> str:
+    """The description of a run's box (or of a group of its calls)."""
+    if run.group_of is not None:
+        return (
+            f"Calls {run.first}–{run.last} of the run `{run.group_of}`: {len(run.calls)} {run.class_name} calls, "
+            f"{run_span(run)}.\nDrill in with the ƒ button at the right of the box header to see them."
+        )
+    return (
+        f"Run of {len(run.calls)} calls: {run.class_name} at {run_span(run)}{_skips(run)}. "
+        f"`{run.address}` itself is never called (a container such as a ModuleList): this box is a run of calls, "
+        "not a call.\nDrill in with the ƒ button at the right of the box header to see the calls."
+    )
+
+
+def run_doc(run: RunIR, facts: Facts, hidden: str, notes: str = "", groups: int = 0) -> str:
+    """A run's function description: the calls it holds, their inclusive facts, how it opens."""
+    what = f"calls {run.first}–{run.last} of the run `{run.group_of}`" if run.group_of else "a run of calls, not a call"
+    lines = [
+        f"**{run.class_name} ×{len(run.calls)}** — {what}: {run_span(run)}{_skips(run)} "
+        f"(TorchLens module calls `{run.calls[0]}` .. `{run.calls[-1]}`)."
+    ]
+    facts_line = function_doc_line(facts)
+    if facts_line:
+        lines.append(facts_line)
+    if run.num_params:
+        lines.append(f"Parameters (all calls, including submodules): {run.num_params:,}.")
+    if groups:
+        lines.append(_grouped(groups, run))
+    lines.extend(t for t in (hidden, notes) if t)
     return "\n\n".join(lines)
 
 

@@ -21,9 +21,12 @@ __all__ = [
     "PNode",
     "PValue",
     "Projection",
+    "SequenceType",
     "TensorType",
+    "ValueType",
     "shape_text",
     "loose_type",
+    "sequence_type",
     "tensor_type",
     "untyped_reason",
 ]
@@ -66,6 +69,29 @@ class TensorType:
 
     elem_type: int
     shape: tuple[int | None, ...]
+
+
+@record
+class SequenceType:
+    """A structure value's type: a sequence of tensors (ONNX ``sequenceType``), the element
+    type as much as every tensor in it agrees on (``shape`` None: their ranks differ)."""
+
+    elem_type: int
+    shape: tuple[int | None, ...] | None
+
+
+ValueType = TensorType | SequenceType
+"""What a value can be typed as: a traced tensor, or a structure of them."""
+
+
+def sequence_type(shapes: list[tuple[Dim, ...] | None], dtypes: list[str | None]) -> SequenceType:
+    """The type of a structure holding tensors of these shapes and dtypes."""
+    loose = loose_type(shapes, dtypes)
+    if loose is not None:
+        return SequenceType(loose.elem_type, loose.shape)
+    kinds = set(dtypes)
+    elem = ELEM_TYPES.get(str(next(iter(kinds)))) if len(kinds) == 1 else None
+    return SequenceType(elem or 0, None)
 
 
 def tensor_type(shape: tuple[Dim, ...] | None, dtype: str | None) -> TensorType | None:
@@ -130,12 +156,12 @@ class PValue:
     """
 
     name: str
-    type: TensorType | None
+    type: ValueType | None
     doc: str = ""
     loose: TensorType | None = None
 
     @property
-    def io_type(self) -> TensorType | None:
+    def io_type(self) -> ValueType | None:
         return self.type if self.type is not None else self.loose
 
 
@@ -172,6 +198,9 @@ class PGraph:
     outputs: tuple[PValue, ...]
     values: tuple[PValue, ...]
     doc: str = ""
+    aliases: tuple[tuple[str, str], ...] = ()
+    """Values drawn under a model output field's name: ``(drawn name, the op's value name)``,
+    so the companion states the op's tensor under the name Netron shows."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,3 +231,5 @@ class Projection:
     warnings: tuple[str, ...] = ()
     root_ranks: int = 0
     totals: Facts = field(default_factory=Facts)
+    run_count: int = 0
+    """Runs of repeated module calls drawn as one box each (module view)."""

@@ -436,6 +436,7 @@ def _read(
                 buffer_access,
                 where,
                 stats_of(getattr(op, "out", None)) if stats_of is not None and not hidden else None,
+                _returned_as(op) if role == ROLE_OUTPUT else None,
             )
         )
     return TraceIR(
@@ -452,10 +453,16 @@ def _read(
 _OPIR_FIELDS = (
     "name", "layer", "pass_index", "num_passes", "op_type", "role", "shape", "dtype", "parents", "ports",
     "function", "module_calls", "module_path", "duration_s", "flops", "nbytes", "num_params", "params",
-    "multi_output_index", "buffer_address", "buffer_access", "location", "stats",
+    "multi_output_index", "buffer_address", "buffer_access", "location", "stats", "returned_as",
 )  # fmt: skip
 if tuple(f.name for f in fields(OpIR)) != _OPIR_FIELDS:  # pragma: no cover - guards an edit of ir.py
     raise RuntimeError("tlnetron.ir.OpIR's fields changed: update reader._OPIR_FIELDS and _read's OpIR(...) calls")
+
+
+def _returned_as(op: Any) -> str | None:
+    """Where an output pseudo-op's tensor sits in the model's return value (``io_role``)."""
+    role = getattr(op, "io_role", None)
+    return role if isinstance(role, str) and (role == "output" or role.startswith("output.")) else None
 
 
 _ARG_PORTS = tuple(f"arg{i}" for i in range(64))

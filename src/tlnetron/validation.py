@@ -406,6 +406,12 @@ _SPLIT_CHUNK = 64
 """Function bodies per piece of a split check: each piece's inference copies a map of about
 this many functions per call (onnx 1.23), so the split check costs ~F x 64 entry copies."""
 
+_CALLED = (Domain.MODULE, Domain.RUN)
+"""Domains whose nodes call a function of the model (a module call, a run)."""
+_UNCALLED = (Domain.LOSSY, Domain.STRUCTURE)
+"""Domains whose nodes call no function (ops and pseudo-ops, structure nodes)."""
+_ROLE_OF_DOMAIN = {Domain.LOSSY: NodeRole.OP, Domain.MODULE: NodeRole.MODULE_CALL, Domain.RUN: NodeRole.MODULE_RUN, Domain.STRUCTURE: NodeRole.STRUCTURE}
+"""The node-properties role each of tlnetron's node domains is checked as."""
 _STUB = "__tlnetron_stub__"
 _GRAPH_ATTRIBUTES = (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
 
@@ -431,7 +437,7 @@ def split_check_refusal(model: onnx.ModelProto) -> str | None:
     """
     ids: set[str] = set()
     for f in model.functions:
-        if f.domain != Domain.MODULE:
+        if f.domain not in _CALLED:
             return f"function {f.name!r} is in domain {f.domain!r}"
         if f.attribute or f.attribute_proto:
             return f"function {f.name!r} takes attributes"
@@ -444,10 +450,10 @@ def split_check_refusal(model: onnx.ModelProto) -> str | None:
     ops: set[tuple[str, str]] = set()
     for body in (model.graph, *model.functions):
         for n in body.node:
-            if n.domain == Domain.MODULE:
+            if n.domain in _CALLED:
                 if _function_id(n.domain, n.op_type, n.overload) not in ids:
                     return f"node {n.name!r} calls no function of the model"
-            elif n.domain != Domain.LOSSY:
+            elif n.domain not in _UNCALLED:
                 return f"node {n.name!r} is in domain {n.domain!r}"
             for a in n.attribute:
                 if a.ref_attr_name or a.type in _GRAPH_ATTRIBUTES:
@@ -469,7 +475,7 @@ def _split_pieces(model: onnx.ModelProto) -> Iterator[onnx.ModelProto]:
 
     def retarget(nodes: Iterable[onnx.NodeProto]) -> None:
         for n in nodes:
-            if n.domain != Domain.MODULE:
+            if n.domain not in _CALLED:
                 continue
             f = by_id[_function_id(n.domain, n.op_type, n.overload)]
             arity = (len(f.input), len(f.output))
@@ -480,7 +486,7 @@ def _split_pieces(model: onnx.ModelProto) -> Iterator[onnx.ModelProto]:
                 stub.output.extend(f"o{i}" for i in range(arity[1]))
                 stub.node.add(op_type=_STUB, domain=Domain.LOSSY, input=stub.input, output=stub.output)
                 stub.opset_import.add(domain=Domain.LOSSY, version=1)
-            n.op_type, n.overload = _STUB, stub.overload
+            n.op_type, n.overload, n.domain = _STUB, stub.overload, Domain.MODULE
 
     def shell() -> onnx.ModelProto:
         piece = onnx.ModelProto(ir_version=model.ir_version)
@@ -575,7 +581,8 @@ def _schema_problem(where: str, exc: SchemaViolation) -> Problem:
 def node_problems(nodes: Iterable[onnx.NodeProto], where: str) -> Iterator[Problem]:
     """Schema-check the attributes and metadataProps of tlnetron-domain nodes."""
     for n in nodes:
-        if n.domain not in (Domain.LOSSY, Domain.MODULE):
+        role = _ROLE_OF_DOMAIN.get(n.domain)
+        if role is None:
             continue
         attrs: dict[str, Any] = {}
         for a in n.attribute:
@@ -583,7 +590,6 @@ def node_problems(nodes: Iterable[onnx.NodeProto], where: str) -> Iterator[Probl
             if isinstance(attrs[a.name], bytes):
                 attrs[a.name] = attrs[a.name].decode("utf-8", "replace")
         meta = {p.key: p.value for p in n.metadata_props}
-        role = NodeRole.MODULE_CALL if n.domain == Domain.MODULE else NodeRole.OP
         try:
             validate("node-properties", {"role": role, "attributes": attrs, "metadata": meta})
         except SchemaViolation as exc:

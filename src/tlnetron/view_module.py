@@ -29,15 +29,16 @@ from .nodes import (
     one_line,
     op_node,
     op_value,
-    root_graph,
     root_ranks,
 )
 from .options import ExportOptions
-from .presentation import function_doc, hidden_text
+from .presentation import function_doc, hidden_text, run_doc, run_node_doc, run_span
 from .progress import every_share
 from .projection import PFunction, PGraph, PNode, Projection, PValue
+from .runs import Runs, RunIR, find_runs
+from .structures import Carrier, field_key, field_name, root_graph, structure_node
 
-__all__ = ["MIN_ROOT_BOXES", "TRIVIAL_OP_TYPES", "project_module", "side_computations"]
+__all__ = ["MIN_MODULE_BOXES", "MIN_ROOT_BOXES", "TRIVIAL_OP_TYPES", "project_module", "side_computations"]
 
 TRIVIAL_OP_TYPES = frozenset(
     {"getitem", "getattr", "view", "reshape", "contiguous", "to", "type", "identity", "clone", "detach", "flatten", "squeeze", "unsqueeze"}
@@ -47,6 +48,12 @@ TRIVIAL_OP_TYPES = frozenset(
 MIN_ROOT_BOXES = 5
 """Boxes of substance (module calls and non-trivial ops) below which the automatic depth
 looks one level deeper: fewer do not read as an architecture diagram."""
+
+MIN_MODULE_BOXES = 2
+"""Boxes to drill into (module calls, runs) below which the automatic depth looks deeper."""
+
+HEADER_CHARS = 21
+"""Characters of a box header Netron shows whole (longer ones lose their middle)."""
 
 MAX_FUNCTIONS = 10_000
 """onnx.checker refuses a model with more local functions than this."""
@@ -69,15 +76,26 @@ def _cap_functions(kept_calls: set[str], depth: dict[str, int]) -> int:
 
 @dataclass
 class _Body:
-    call: ModuleCallIR | None
-    items: list[OpIR | ModuleCallIR] = field(default_factory=list)
+    call: ModuleCallIR | RunIR | None
+    items: list[OpIR | ModuleCallIR | RunIR] = field(default_factory=list)
     inputs: dict[str, None] = field(default_factory=dict)
     outputs: dict[str, None] = field(default_factory=dict)
+    returned: dict[str, list[OpIR]] = field(default_factory=dict)
+    """Values that leave this body for the model's return value -> those output pseudo-ops."""
     facts: list[Facts] = field(default_factory=list)
     unknown_flops: int = 0
     hidden_buffers: int = 0
     hidden_ops: int = 0
     side_ops: int = 0
+    carriers: dict[str, Carrier] = field(default_factory=dict)
+    """Returned field key -> the one value this body hands up for it."""
+    exported: list[str] = field(default_factory=list)
+    """Formal outputs besides ``outputs``: carriers of returned fields."""
+    structures: list[PNode] = field(default_factory=list)
+
+    @property
+    def label(self) -> str | None:
+        return None if self.call is None else self.call.label
 
 
 def side_computations(ops: tuple[OpIR, ...]) -> frozenset[str]:
@@ -115,16 +133,29 @@ def _depths(calls: tuple[ModuleCallIR, ...]) -> dict[str, int]:
 class _RootAt:
     """What the root graph would draw with a given set of module calls kept as boxes."""
 
-    calls: tuple[str, ...]  # module calls drawn as boxes, in order of first op
+    calls: tuple[str, ...]  # module calls, runs and groups drawn as boxes, in order of first op
     substantive_ops: int  # ops drawn as boxes that are not trivial views
     ranks: int  # boxes along the longest path, inputs and outputs included
+    runs: tuple[tuple[str, int], ...] = ()  # run boxes at the root and the ops they hold
 
     @property
     def boxes(self) -> int:
         return len(self.calls) + self.substantive_ops
 
+    def sparse(self) -> bool:
+        """Too few boxes, or too few to drill into, to read as an architecture diagram."""
+        return self.boxes < MIN_ROOT_BOXES or len(self.calls) < MIN_MODULE_BOXES
 
-def _root_at(ops: tuple[OpIR, ...], boxed: set[str]) -> _RootAt:
+
+def _root_at(
+    ops: tuple[OpIR, ...], boxed: set[str], by_label: dict[str, ModuleCallIR], taken: set[str], opened: frozenset[str]
+) -> _RootAt:
+    runs = find_runs(ops, boxed, by_label, taken=set(taken), opened=opened)
+    box_of: dict[str, str] = {}  # a call at the root -> the run or group box that holds it
+    for run in runs.boxes.values():
+        if run.parent is None:
+            box_of.update((c, run.label) for c in run.calls)
+    held: dict[str, int] = {}
     calls: dict[str, None] = {}
     substantive = 0
     item_of: dict[str, str] = {}
@@ -141,7 +172,10 @@ def _root_at(ops: tuple[OpIR, ...], boxed: set[str]) -> _RootAt:
             if top is None:
                 substantive += op.role == ROLE_OP and op.op_type not in TRIVIAL_OP_TYPES
             else:
+                top = box_of.get(top, top)
                 calls[top] = None
+                if top in runs.boxes:
+                    held[top] = held.get(top, 0) + 1
         item = top or op.name
         item_of[op.name] = item
         r = rank.get(item, 1)
@@ -151,70 +185,95 @@ def _root_at(ops: tuple[OpIR, ...], boxed: set[str]) -> _RootAt:
                 r = rank[source] + 1
         rank[item] = r
         longest = max(longest, r)
-    return _RootAt(tuple(calls), substantive, longest)
+    run_boxes = tuple((label, n) for label, n in held.items() if runs.boxes[label].group_of is None)
+    return _RootAt(tuple(calls), substantive, longest, run_boxes)
 
 
 def _open_main_blocks(
-    ops: tuple[OpIR, ...], boxable: set[str], counts: dict[str, int], depth: dict[str, int], by_label: dict[str, ModuleCallIR]
-) -> tuple[set[str], int, str | None]:
-    """The calls the automatic module view opens, the depth it reaches, and why.
+    ops: tuple[OpIR, ...],
+    boxable: set[str],
+    counts: dict[str, int],
+    depth: dict[str, int],
+    by_label: dict[str, ModuleCallIR],
+    taken: set[str],
+) -> tuple[set[str], frozenset[str], int, str | None]:
+    """The calls the automatic module view opens, the runs it draws open at the root, the
+    depth it reaches, and why.
 
-    While the root draws fewer than :data:`MIN_ROOT_BOXES` boxes of substance, the calls
-    holding at least a third of the ops each (a wrapper, the backbone beside a task head, an
-    encoder and a decoder) are opened together, as long as that does not draw fewer boxes
-    and stays within the legibility budget.
+    While the root draws fewer than :data:`MIN_ROOT_BOXES` boxes of substance or fewer than
+    :data:`MIN_MODULE_BOXES` boxes to drill into, the calls holding at least a third of the
+    ops each (a wrapper, the backbone beside a task head, an encoder and a decoder) are
+    opened together, as long as that does not draw fewer boxes and stays within the
+    legibility budget. When the block holding most of the model is a run, it is drawn open
+    at the root instead: its groups of calls, or its calls when it is short.
     """
     total = sum(1 for op in ops if op.role not in (ROLE_INPUT, ROLE_OUTPUT))
     opened: set[str] = set()
-    here = _root_at(ops, boxable)
+    opened_runs: frozenset[str] = frozenset()
+    here = _root_at(ops, boxable, by_label, taken, opened_runs)
     wrappers: list[str] = []
     steps: list[str] = []
-    while here.boxes < MIN_ROOT_BOXES and here.calls:
-        big = [c for c in here.calls if counts[c] * 3 >= total]
-        if not big:
+    while here.sparse() and here.calls:
+        big = [c for c in here.calls if c in by_label and counts[c] * 3 >= total]
+        big_runs = [label for label, n in here.runs if n * 3 >= total] if not big else []
+        if not big and not big_runs:
             break  # no block dominates: the root already shows the architecture
-        deeper = _root_at(ops, boxable - opened - set(big))
+        deeper = _root_at(ops, boxable - opened - set(big), by_label, taken, opened_runs | set(big_runs))
         if deeper.boxes < here.boxes or deeper.ranks > LEGIBILITY_BUDGET:
             break  # opening them would draw less, or a rope
-        if len(here.calls) == 1 and not here.substantive_ops:
+        if len(here.calls) == 1 and not here.substantive_ops and big:
             wrappers.append(by_label[big[0]].address)
         else:
-            drawn = ", ".join(f"`{by_label[c].address}`" for c in here.calls)
+            drawn = ", ".join(f"`{by_label[c].address if c in by_label else c}`" for c in here.calls)
             drawn += f" and {here.substantive_ops} op(s)" if here.substantive_ops else ""
-            what = ", ".join(f"`{by_label[c].address}` ({counts[c]} of {total} ops)" for c in big)
+            sizes = dict(here.runs)
+            what = ", ".join(
+                f"`{by_label[c].address}` ({counts[c]} of {total} ops)" if c in by_label else f"the run `{c}` ({sizes[c]} of {total} ops)"
+                for c in (big or big_runs)
+            )
             steps.append(f"{what}, where the root drew {here.boxes} box(es) of substance ({drawn})")
         opened.update(big)
+        opened_runs = opened_runs | set(big_runs)
         here = deeper
     reached = 1 + max((depth[c] for c in opened), default=0)
-    if not opened:
-        return opened, reached, None
+    if not opened and not opened_runs:
+        return opened, opened_runs, reached, None
     parts = []
     if wrappers:
         parts.append("descended through single-call wrapper " + ", then ".join(f"`{a}`" for a in wrappers))
     if steps:
         parts.append("opened the blocks holding most of the model: " + "; then ".join(steps))
     why = f"Grouped down to module depth {reached}: {'; '.join(parts)}. Pass depth=1 to see the top-level modules as boxes."
-    return opened, reached, why
+    return opened, opened_runs, reached, why
 
 
 def _traverse(
     ops: tuple[OpIR, ...],
     kept_calls: set[str],
+    runs: Runs,
     by_label: dict[str, ModuleCallIR],
     hidden_by_call: tuple[tuple[str, int, int], ...],
     facts_of: dict[str, Facts],
 ) -> tuple[dict[str | None, _Body], dict[str, int], list[OpIR], list[OpIR]]:
-    """One pass in execution order: place every op and kept call in its body and record
-    which values cross call boundaries (call inputs and outputs)."""
+    """One pass in execution order: place every op and kept call (and run) in its body and
+    record which values cross body boundaries (inputs and outputs, and the values that leave
+    only for the model's return value)."""
     chains: dict[tuple[str, ...], tuple[str, ...]] = {}
+    placed = runs.placed
 
     def chain_of(op: OpIR) -> tuple[str, ...]:
         stack = op.module_calls
         got = chains.get(stack)
         if got is None:
-            got = chains[stack] = tuple(c for c in stack if c in kept_calls)
+            out: list[str] = []
+            for c in stack:
+                if c in kept_calls:
+                    out.extend(placed.get(c, ()))
+                    out.append(c)
+            got = chains[stack] = tuple(out)
         return got
 
+    owners: dict[str, ModuleCallIR | RunIR] = {**by_label, **runs.boxes}
     bodies: dict[str | None, _Body] = {None: _Body(None)}
     home: dict[str, tuple[str, ...]] = {}
     position: dict[str, int] = {}
@@ -229,9 +288,11 @@ def _traverse(
         chain = () if op.role == ROLE_OUTPUT else chain_of(op)
         for i, c in enumerate(chain):
             if c not in bodies:
-                bodies[c] = _Body(by_label[c])
-                bodies[chain[i - 1] if i else None].items.append(by_label[c])
-        # Values crossing call boundaries become call inputs / outputs.
+                bodies[c] = _Body(owners[c])
+                bodies[chain[i - 1] if i else None].items.append(owners[c])
+        # Values crossing body boundaries become inputs / outputs; a value the model returns
+        # (and TorchLens says where) leaves its bodies for that field.
+        returns = op.role == ROLE_OUTPUT and op.returned_as is not None
         for parent in op.parents:
             pchain = home.get(parent, ())
             common = 0
@@ -240,9 +301,14 @@ def _traverse(
                     break
                 common += 1
             for c in pchain[common:]:
-                bodies[c].outputs[parent] = None
+                if returns:
+                    bodies[c].returned.setdefault(parent, []).append(op)
+                else:
+                    bodies[c].outputs[parent] = None
             for c in chain[common:]:
                 bodies[c].inputs.setdefault(parent, None)
+            if returns and not pchain:
+                bodies[None].returned.setdefault(parent, []).append(op)
         if op.role == ROLE_OUTPUT:
             outputs.append(op)
             continue
@@ -265,6 +331,47 @@ def _traverse(
     return bodies, position, inputs, outputs
 
 
+def _gather_returned(bodies: dict[str | None, _Body], position: dict[str, int], values: dict[str, PValue]) -> dict[str, list[Carrier]]:
+    """Innermost bodies first: each hands up one carrier per returned field, gathering what
+    its ops and inner boxes return for that field in a structure node when there are several.
+    Returns the root's carriers per field."""
+    root: dict[str, list[Carrier]] = {}
+    for label, b in reversed(bodies.items()):
+        found: dict[str, list[Carrier]] = {}
+        for item in b.items:
+            if isinstance(item, OpIR):
+                for out in b.returned.get(item.name, ()):
+                    key = field_key(out.returned_as) or ""
+                    held = found.setdefault(key, [])
+                    if held and held[-1].value == item.name and not held[-1].structure:
+                        held[-1] = Carrier(item.name, (*held[-1].leaves, out))
+                    else:
+                        held.append(Carrier(item.name, (out,)))
+            else:
+                for key, carrier in bodies[item.label].carriers.items():
+                    found.setdefault(key, []).append(carrier)
+        if label is None:
+            root = found
+            continue
+        tensors: list[str] = []
+        for key, held in found.items():
+            if len(held) == 1:
+                b.carriers[key] = held[0]
+                if held[0].structure:
+                    b.exported.append(held[0].value)
+                elif held[0].value not in b.outputs:
+                    tensors.append(held[0].value)
+                continue
+            name = f"{label}/{field_name(key)}"
+            node, value = structure_node(name, field_name(key), held, f"leaving `{b.call.address if b.call else ''}`")
+            values[name] = value
+            b.structures.append(node)
+            b.carriers[key] = Carrier(name, tuple(leaf for c in held for leaf in c.leaves), True)
+            b.exported.append(name)
+        b.exported[:0] = sorted(set(tensors), key=lambda n: position[n])
+    return root
+
+
 def project_module(ir: TraceIR, options: ExportOptions, progress: Callable[[int, int], None] | None = None) -> Projection:
     """Project ``ir`` as nested module calls grouped at ``options.depth`` (None: automatic);
     ``progress(bodies, of)`` is called as the function bodies are built."""
@@ -280,8 +387,10 @@ def project_module(ir: TraceIR, options: ExportOptions, progress: Callable[[int,
             for c in op.module_calls:
                 counts[c] = counts.get(c, 0) + 1
     boxable = {c for c in by_label if counts.get(c, 0) >= 2}
+    taken = {op.name for op in ir.ops} | set(by_label)
+    opened_runs: frozenset[str] = frozenset()
     if depth_arg is None:
-        opened, d, reason = _open_main_blocks(ops, boxable, counts, depth, by_label)
+        opened, opened_runs, d, reason = _open_main_blocks(ops, boxable, counts, depth, by_label, taken)
         kept_calls = boxable - opened
     else:
         d, reason = depth_arg, None
@@ -289,11 +398,16 @@ def project_module(ir: TraceIR, options: ExportOptions, progress: Callable[[int,
     inlined = _cap_functions(kept_calls, depth)
     facts_of = {op.name: op_facts(op) for op in ops if op.role == ROLE_OP}
     while True:
-        bodies, position, inputs, outputs = _traverse(ops, kept_calls, by_label, kept.hidden_by_call, facts_of)
+        runs = find_runs(ops, kept_calls, by_label, taken=set(taken), opened=opened_runs)
+        bodies, position, inputs, outputs = _traverse(ops, kept_calls, runs, by_label, kept.hidden_by_call, facts_of)
         # A call that takes nothing from outside and gives nothing back (e.g. one holding only
         # a buffer counter chain) would be a node with no edges, which the checker rejects:
         # dissolve it into its parent and place the ops again.
-        idle = {label for label, b in bodies.items() if label is not None and not b.inputs and not b.outputs}
+        idle = {
+            label
+            for label, b in bodies.items()
+            if label is not None and label in by_label and not b.inputs and not b.outputs and not b.returned
+        }
         if not idle:
             break
         kept_calls -= idle
@@ -302,32 +416,42 @@ def project_module(ir: TraceIR, options: ExportOptions, progress: Callable[[int,
             bodies[next((c for c in reversed(op.module_calls) if c in bodies), None)].side_ops += 1
 
     values: dict[str, PValue] = {op.name: op_value(op) for op in ops if op.role != ROLE_OUTPUT}
+    root_carriers = _gather_returned(bodies, position, values)
 
     def ordered_outputs(b: _Body) -> tuple[str, ...]:
-        return tuple(sorted(b.outputs, key=lambda n: position[n]))
+        return (*sorted(b.outputs, key=lambda n: position[n]), *b.exported)
 
     functions: list[PFunction] = []
     call_nodes: dict[str, PNode] = {}
     for label, b in bodies.items():
         if label is None or b.call is None:
             continue
-        facts = sum_facts(b.facts, inclusive=True, unknown_flops=b.unknown_flops)
-        call_nodes[label] = _call_node(b.call, tuple(b.inputs), ordered_outputs(b), facts, b)
+        run = b.call if isinstance(b.call, RunIR) else runs.container.get(label)
+        calls = len(run.calls) if run is not None else 1
+        facts = sum_facts(b.facts, inclusive=True, unknown_flops=b.unknown_flops, calls=calls)
+        hidden = _hidden_text(b, "inside this run" if isinstance(b.call, RunIR) else "inside this call")
+        if isinstance(b.call, RunIR):
+            call_nodes[label] = run_node(b.call, tuple(b.inputs), ordered_outputs(b), facts, hidden)
+        else:
+            call_nodes[label] = _call_node(b.call, tuple(b.inputs), ordered_outputs(b), facts, hidden, run)
 
     def body_nodes(b: _Body) -> tuple[list[PNode], list[PValue]]:
         nodes: list[PNode] = []
         vals: list[PValue] = []
         for item in b.items:
-            if isinstance(item, ModuleCallIR):
-                node = call_nodes[item.label]
-                nodes.append(node)
-                vals.extend(values[o] for o in node.outputs)
-            else:
+            if isinstance(item, OpIR):
                 value = values[item.name]
                 nodes.append(
                     op_node(item, item.parents, item.ports, typed=value.type is not None, facts=facts_of.get(item.name))
                 )
                 vals.append(value)
+            else:
+                node = call_nodes[item.label]
+                nodes.append(node)
+                vals.extend(values[o] for o in node.outputs)
+        for node in b.structures:
+            nodes.append(node)
+            vals.append(values[node.name])
         return nodes, vals
 
     for label, b in every_share(bodies.items(), len(bodies), progress):
@@ -336,18 +460,28 @@ def project_module(ir: TraceIR, options: ExportOptions, progress: Callable[[int,
         nodes, vals = body_nodes(b)
         outs = ordered_outputs(b)
         out_set = set(outs)
+        node = call_nodes[label]
+        notes = " ".join(runs.notes.get(label, ()))
+        hidden = _hidden_text(b, "inside this run" if isinstance(b.call, RunIR) else "inside this call")
+        if isinstance(b.call, RunIR):
+            groups = sum(1 for r in runs.boxes.values() if r.group_of == label)
+            doc = run_doc(b.call, node.facts, hidden, notes, groups)
+        else:
+            groups = sum(1 for r in runs.boxes.values() if r.group_of == label)
+            doc = function_doc(b.call, node.facts, " ".join(t for t in (hidden, notes) if t), runs.container.get(label), groups)
         body = PGraph(
-            name=b.call.class_name,
+            name=node.op_type,
             nodes=tuple(nodes),
             inputs=tuple(values[i] for i in b.inputs),
             outputs=tuple(values[o] for o in outs),
             values=tuple(v for v in vals if v.name not in out_set),
-            doc=function_doc(b.call, call_nodes[label].facts, _hidden_text(b, "inside this call")),
+            doc=doc,
         )
-        functions.append(PFunction(name=b.call.class_name, domain=Domain.MODULE, body=body, overload=b.call.label))
+        functions.append(PFunction(name=node.op_type, domain=node.domain, body=body, overload=label))
 
     root = bodies[None]
     nodes, vals = body_nodes(root)
+    root_doc = " ".join(t for t in (_hidden_text(root, "at the root"), *runs.notes.get(None, ())) if t)
     graph = root_graph(
         ir.model_class,
         nodes,
@@ -355,7 +489,9 @@ def project_module(ir: TraceIR, options: ExportOptions, progress: Callable[[int,
         inputs,
         outputs,
         {op.name: values[op.name] for op in inputs},
-        doc=_hidden_text(root, "at the root"),
+        doc=root_doc,
+        carriers=root_carriers,
+        taken=taken | set(values) | set(runs.boxes),
     )
     # Model totals count every op, side computations included (they ran).
     leaf_facts = [*facts_of.values(), *(op_facts(op) for op in kept.ops if op.name in side)]
@@ -372,6 +508,7 @@ def project_module(ir: TraceIR, options: ExportOptions, progress: Callable[[int,
         side_ops=len(side),
         root_ranks=root_ranks(graph),
         totals=sum_facts(leaf_facts, inclusive=False),
+        run_count=runs.count(),
     )
 
 
@@ -379,7 +516,9 @@ def _hidden_text(b: _Body, where: str) -> str:
     return hidden_text(b.hidden_buffers, b.hidden_ops, b.side_ops, where)
 
 
-def _call_node(call: ModuleCallIR, inputs: tuple[str, ...], outputs: tuple[str, ...], facts: Facts, b: _Body) -> PNode:
+def _call_node(
+    call: ModuleCallIR, inputs: tuple[str, ...], outputs: tuple[str, ...], facts: Facts, hidden: str, run: RunIR | None
+) -> PNode:
     attrs: list[tuple[str, str | int]] = [
         (NodeAttr.CLASS_NAME, one_line(call.class_name)),
         (NodeAttr.MODULE_PATH, one_line(call.address)),
@@ -387,16 +526,18 @@ def _call_node(call: ModuleCallIR, inputs: tuple[str, ...], outputs: tuple[str, 
     ]
     if call.num_params > 0:
         attrs.append((NodeAttr.NUM_PARAMS, call.num_params))
-    hidden = _hidden_text(b, "inside this call")
     if hidden:
         attrs.append((NodeAttr.HIDDEN, hidden))
-    doc = (
-        f"Module call {call.label}: {call.class_name} at `{call.address}`, call {call.call_index}.\n"
-        "Drill in with the ƒ button at the right of the box header."
-    )
+    op_type = call.class_name
+    doc = f"Module call {call.label}: {call.class_name} at `{call.address}`, call {call.call_index}."
+    if run is not None:  # its whole body is one run: the box says what it repeats
+        op_type = run_header(run)
+        attrs += run_attributes(run)
+        doc += f" Its body is a run of {len(run.calls)} {run.class_name} calls ({run_span(run)})."
+    doc += "\nDrill in with the ƒ button at the right of the box header."
     return PNode(
         name=call.label,
-        op_type=call.class_name,
+        op_type=op_type,
         domain=Domain.MODULE,
         role=NodeRole.MODULE_CALL,
         inputs=inputs,
@@ -405,4 +546,47 @@ def _call_node(call: ModuleCallIR, inputs: tuple[str, ...], outputs: tuple[str, 
         doc=doc,
         facts=facts,
         overload=call.label,
+    )
+
+
+def run_header(run: RunIR) -> str:
+    """What the box of a run says (its op type, the name of its function): ``GPT2Block ×24``,
+    or for a group of a run's calls the indices it holds, ``GPT2Block 10–19``."""
+    if run.group_of is not None:
+        header = f"{run.class_name} {run.first}–{run.last}"
+        # Netron cuts a header past HEADER_CHARS in the middle: keep the range readable.
+        return header if len(header) <= HEADER_CHARS else f"{run.address.rsplit('.', 1)[-1]} {run.first}–{run.last}"
+    return f"{run.class_name} ×{len(run.calls)}"
+
+
+def run_attributes(run: RunIR) -> list[tuple[str, str | int]]:
+    return [
+        (NodeAttr.RUN_CALLS, len(run.calls)),
+        (NodeAttr.RUN_FIRST, one_line(run.calls[0])),
+        (NodeAttr.RUN_LAST, one_line(run.calls[-1])),
+    ]
+
+
+def run_node(run: RunIR, inputs: tuple[str, ...], outputs: tuple[str, ...], facts: Facts, hidden: str) -> PNode:
+    """The box of a run (or of a group of its calls): it calls the run's function."""
+    attrs: list[tuple[str, str | int]] = [
+        (NodeAttr.CLASS_NAME, one_line(run.class_name)),
+        (NodeAttr.MODULE_PATH, one_line(run.address)),
+        *run_attributes(run),
+    ]
+    if run.num_params > 0:
+        attrs.append((NodeAttr.NUM_PARAMS, run.num_params))
+    if hidden:
+        attrs.append((NodeAttr.HIDDEN, hidden))
+    return PNode(
+        name=run.label,
+        op_type=run_header(run),
+        domain=Domain.RUN,
+        role=NodeRole.MODULE_RUN,
+        inputs=inputs,
+        outputs=outputs,
+        attributes=tuple(sorted(attrs)),
+        doc=run_node_doc(run),
+        facts=facts,
+        overload=run.label,
     )

@@ -12,9 +12,10 @@ from ._generated.vocab import Granularity, NodeRole
 from .buffers import apply_buffer_policy
 from .facts import sum_facts
 from .ir import ROLE_INPUT, ROLE_OUTPUT, TraceIR
-from .nodes import op_node, op_value, root_graph, root_ranks
+from .nodes import op_node, op_value, root_ranks
 from .options import ExportOptions
 from .progress import every_share
+from .structures import root_graph
 from .projection import PNode, Projection, PValue
 
 __all__ = ["project_op"]

@@ -20,9 +20,10 @@ from ._generated.vocab import Granularity, NodeAttr, NodeRole
 from .buffers import apply_buffer_policy
 from .facts import passes_facts, sum_facts
 from .ir import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, OpIR, TraceIR
-from .nodes import op_node, op_value, root_graph, root_ranks
+from .nodes import op_node, op_value, root_ranks
 from .options import ExportOptions
 from .progress import every_share
+from .structures import root_graph
 from .projection import PNode, Projection, PValue, loose_type, shape_text, tensor_type
 
 __all__ = ["project_rolled"]

@@ -214,7 +214,10 @@ def check_success(ir: TraceIR | None, outcome: Outcome) -> None:
     for key in _keys(data):
         assert "_" not in key, f"snake_case key {key!r}: Netron's ProtoReader JSON path refuses it"
     for value in _values_of(data, "elemType"):
-        assert isinstance(value, int), f"elemType {value!r} must be numeric for Netron"
+        # A tensor's elemType is a number; a sequence's (a structure) is the tensor type inside.
+        assert isinstance(value, int) or (isinstance(value, dict) and set(value) == {"tensorType"}), (
+            f"elemType {value!r} must be numeric for Netron"
+        )
     model = json_format.Parse(text, onnx.ModelProto())
     assert json_format.MessageToDict(model) == data, "the artifact is not MessageToDict of its own proto"
     onnx.checker.check_model(model, full_check=True)
