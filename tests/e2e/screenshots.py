@@ -13,6 +13,8 @@ the model, then the companion), and the viewport is saved as a PNG:
 * wrapped-after.png   the same model with the default (descends through the wrapper)
 * head-root.png       LlamaForCausalLM's default root (the backbone opened, the head a box)
 * head-model.png      its Model Properties: the description says the facts in words
+* deep-root.png       a 32-layer LlamaForCausalLM's default root: the layers as one run box
+* deep-run.png        that run opened: its groups of ten calls
 
 Viewport 1200x800; ``optipng`` is used when installed.
 """
@@ -91,6 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         before = export(wrapped, tmp / "wrapped-depth1.onnx.json", depth=1)
         after = export(wrapped, tmp / "wrapped.onnx.json")
         head = export(trace("llama_lm"), tmp / "llama.onnx.json")
+        deep = export(trace("llama_32"), tmp / "llama32.onnx.json")
 
         with netron_page() as netron:
             netron.page.set_viewport_size(VIEWPORT)
@@ -121,6 +124,11 @@ def main(argv: list[str] | None = None) -> int:
             written.append(shoot(netron, out / "head-root.png"))
             netron.open_model_properties()
             written.append(shoot(netron, out / "head-model.png"))
+
+            netron.open_dropped(deep.artifact, deep.companion)  # type: ignore[arg-type]
+            written.append(shoot(netron, out / "deep-root.png"))
+            netron.drill_into("model.layers")
+            written.append(shoot(netron, out / "deep-run.png"))
 
             errors = netron.console_errors()
             if errors:
