@@ -173,6 +173,7 @@ def test_a_chain_of_calls_is_one_box_named_by_its_container(tmp_path: Path) -> N
     assert mine["inclusive FLOPs"] == flops and mine["inclusive ops"] == 5 * 3
     assert any(r["target"] == "layers" and r["name"] == "share of time" for r in companion["metadata"])
     assert int(meta(model)["torchlens.run_count"]) == 1
+    assert "(1 run of repeated calls drawn as one box each)" in model["docString"]
 
 
 def test_runs_keep_the_dataflow_and_the_op_view_keeps_every_op(tmp_path: Path) -> None:

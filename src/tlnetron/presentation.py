@@ -454,6 +454,8 @@ def model_description(meta: dict[str, Any], model_class: str) -> str:
         f"Drawn: {_plural(meta[MetaKey.NODE_COUNT], 'node')} and {_plural(meta[MetaKey.EDGE_COUNT], 'edge')} in the root graph, "
         f"{_plural(meta[MetaKey.FUNCTION_COUNT], 'module function')} behind the drill-down, from {_plural(meta[MetaKey.TRACE_OP_COUNT], 'traced op')}"
     )
+    if meta.get(MetaKey.RUN_COUNT):
+        drawn += f" ({_plural(meta[MetaKey.RUN_COUNT], 'run')} of repeated calls drawn as one box each)"
     left = []
     if meta[MetaKey.HIDDEN_BUFFER_COUNT] or meta[MetaKey.HIDDEN_OP_COUNT]:
         left.append(f"{_plural(meta[MetaKey.HIDDEN_BUFFER_COUNT], 'buffer')} and {_plural(meta[MetaKey.HIDDEN_OP_COUNT], 'counter op')} "
