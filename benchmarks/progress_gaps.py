@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         import scale
 
-        from tlnetron.api import export_ir
+        from tlnetron.pipeline import export_ir
 
         def run(ir: Any, hook: Any = None) -> Any:
             return export_ir(ir, path, granularity=g, depth=None, show_buffers="meaningful", attachment=None, progress=hook)

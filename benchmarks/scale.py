@@ -1,7 +1,7 @@
 """How tlnetron's export scales with trace size (1k, 10k, 40k, 100k ops), and the reference's.
 
 Part 1, synthetic (no torch): tlnetron's IR (``tlnetron.ir``) is built directly and fed to
-``tlnetron.api.export_ir`` (companion on, everything validated and written, as ``export``
+``tlnetron.pipeline.export_ir`` (companion on, everything validated and written, as ``export``
 does after reading the trace). One fresh subprocess per (shape, size, view), so the peak
 memory is that export's own. Shapes:
 
@@ -372,7 +372,7 @@ def fresh_page_us(mb: int = 256) -> float:
 
 
 def child_synthetic(variant: str, n_ops: int, g: str, reps: int, use_tracemalloc: bool) -> dict[str, Any]:
-    from tlnetron.api import export_ir
+    from tlnetron.pipeline import export_ir
 
     tmp = Path(tempfile.mkdtemp(prefix="tlnetron-scale-"))
     path = tmp / "s.onnx.json"
@@ -774,7 +774,7 @@ def main(argv: list[str] | None = None) -> int:
 
     page_us.append(fresh_page_us())
     st = synthetic_table(rows, sizes)
-    print("\n## synthetic IR -> tlnetron.api.export_ir\n")
+    print("\n## synthetic IR -> tlnetron.pipeline.export_ir\n")
     print(f"Fresh memory cost {page_us[0]:.1f} µs per 4 KiB page at the start, {page_us[1]:.1f} µs at the end.\n")
     print(st)
     tt = ""

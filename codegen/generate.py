@@ -333,6 +333,9 @@ METRICS_KEY = "x-tlnetron-metrics"
 # companion row holds; a new one needs code in tlnetron, so the generator knows the set.
 METRIC_FORMATS = ("duration", "flops", "bytes", "count")
 COMPANION_VALUES = ("microseconds", "count")
+# Where a fact comes from: op, the OpIR attribute of the same name (taken per op, summed);
+# ops_counted, how many compute ops a node stands for (1 per op, the passes of a rolled node).
+METRIC_SOURCES = ("op", "ops_counted")
 METRIC_SCOPES = ("op", "passes", "inclusive", "total")
 # Placeholders each scope's templates may use (function_doc: those of the inclusive scope
 # without the note).
@@ -344,6 +347,11 @@ PLACEHOLDERS = {
     "total": ("value", "raw"),
 }
 ALL_PLACEHOLDERS = ("value", "raw", "passes", "per_pass", "unknown_flops_note", "calls_note")
+
+
+# Facts' fields that are not metrics: how its numbers were summed (codegen writes them after
+# the metric fields, so a fact may not take one of these names).
+FACTS_FIXED_FIELDS = ("inclusive", "passes", "unknown_flops", "calls")
 
 
 class MetricTable(NamedTuple):
@@ -404,22 +412,31 @@ def metric_table(vocab: Schema, meta: Schema, node: Schema) -> MetricTable:
     facts: set[str] = set()
     for i, entry in enumerate(entries):
         at = f"metrics[{i}]"
-        if not isinstance(entry, dict) or set(entry) != {"fact", "format", "companion_value", *METRIC_SCOPES}:
+        if not isinstance(entry, dict) or set(entry) != {"fact", "source", "format", "companion_value", *METRIC_SCOPES}:
             raise CodegenError(
-                f"{where}: {at} must have exactly fact, format, companion_value, {', '.join(METRIC_SCOPES)}"
+                f"{where}: {at} must have exactly fact, source, format, companion_value, {', '.join(METRIC_SCOPES)}"
             )
         fact = entry["fact"]
         if not isinstance(fact, str) or not fact.isidentifier() or fact in facts:
             raise CodegenError(f"{where}: {at}: fact {fact!r} is not an identifier or repeats another")
         facts.add(fact)
         at = f"metrics[{i}] ({fact})"
+        if fact in FACTS_FIXED_FIELDS:
+            raise CodegenError(f"{where}: {at}: fact {fact!r} is one of Facts' own fields ({', '.join(FACTS_FIXED_FIELDS)})")
+        if entry["source"] not in METRIC_SOURCES:
+            raise CodegenError(f"{where}: {at}: source {entry['source']!r} is not one of {', '.join(METRIC_SOURCES)}")
         if entry["format"] not in METRIC_FORMATS:
             raise CodegenError(f"{where}: {at}: format {entry['format']!r} is not one of {', '.join(METRIC_FORMATS)}")
         if entry["companion_value"] not in COMPANION_VALUES:
             raise CodegenError(
                 f"{where}: {at}: companion_value {entry['companion_value']!r} is not one of {', '.join(COMPANION_VALUES)}"
             )
-        checked: dict[str, Any] = {"fact": fact, "format": entry["format"], "companion_value": entry["companion_value"]}
+        checked: dict[str, Any] = {
+            "fact": fact,
+            "source": entry["source"],
+            "format": entry["format"],
+            "companion_value": entry["companion_value"],
+        }
         for scope in METRIC_SCOPES:
             wording = entry[scope]
             here = f"{at}.{scope}"
@@ -459,6 +476,10 @@ def metric_table(vocab: Schema, meta: Schema, node: Schema) -> MetricTable:
 
 
 METRIC_RECORDS = '''\
+MetricSourceName: TypeAlias = Literal[SOURCES]
+"""Where a metric's fact comes from: ``op`` (the OpIR attribute of the same name, taken per
+op and summed) or ``ops_counted`` (how many compute ops a node stands for)."""
+
 MetricFormatName: TypeAlias = Literal[FORMATS]
 """How a metric's ``{value}`` is written: ``duration`` (seconds, as tlnetron words a
 time), ``flops``, ``bytes`` or ``count`` (a grouped integer)."""
@@ -511,7 +532,8 @@ class TotalWording(NamedTuple):
 class Metric(NamedTuple):
     """How one numeric fact is worded, per scope (None: the fact has no wording there).
 
-    ``fact`` names the field of tlnetron's ``Facts`` that holds it; ``format`` how its
+    ``fact`` names the field of tlnetron's ``Facts`` that holds it; ``source`` where it
+    comes from; ``format`` how its
     ``{value}`` is written; ``companion_value`` what its companion rows hold. In templates,
     ``{value}`` is the formatted value, ``{raw}`` the bare number (ungrouped), ``{passes}`` the
     number of passes, ``{per_pass}`` the value divided by the passes (formatted) and
@@ -520,6 +542,7 @@ class Metric(NamedTuple):
     """
 
     fact: MetricFactName
+    source: MetricSourceName
     format: MetricFormatName
     companion_value: CompanionValueName
     op: NodeWording | None
@@ -550,6 +573,7 @@ def _metric_lines(table: MetricTable) -> list[str]:
         '"""A fact the metric table words (a field of tlnetron\'s ``Facts``)."""',
         "",
         *METRIC_RECORDS.replace("FORMATS", ", ".join(q(f) for f in METRIC_FORMATS))
+        .replace("SOURCES", ", ".join(q(f) for f in METRIC_SOURCES))
         .replace("COMPANION_VALUES", ", ".join(q(v) for v in COMPANION_VALUES))
         .splitlines(),
         "",
@@ -559,7 +583,7 @@ def _metric_lines(table: MetricTable) -> list[str]:
     kinds = {"op": "NodeWording", "passes": "NodeWording", "inclusive": "InclusiveWording", "total": "TotalWording"}
     for metric in table.metrics:
         lines += ["    Metric("]
-        lines += [f"        {f}={q(metric[f])}," for f in ("fact", "format", "companion_value")]
+        lines += [f"        {f}={q(metric[f])}," for f in ("fact", "source", "format", "companion_value")]
         for scope in METRIC_SCOPES:
             record = _record_lines(kinds[scope], metric[scope], "        ")
             if not record:
@@ -878,6 +902,56 @@ def render_errors() -> str:
 # --------------------------------------------------------------------------- driver
 
 
+FACTS_DOC = '''\
+"""``Facts``: the numeric facts of one exported node, one field per metric of the metric
+table (``x-tlnetron-metrics`` of schema/vocabularies.schema.json), then how they were summed.
+
+A new metric is a row of that table: regenerate, and ``Facts`` has its field, which
+tlnetron.facts takes from the ``OpIR`` attribute of the same name and sums.
+"""
+
+from .._records import record
+
+
+@record
+class Facts:
+    """Numeric facts of one exported node (None = does not apply / unknown).
+
+    Durations are *observed* (seconds), FLOPs *estimates*, bytes *captured-tensor* bytes; a
+    fact is an op's own, a rolled layer's passes summed (``passes`` > 1), or a module call's
+    total over every op inside (``inclusive``).
+    """
+
+'''
+
+FACTS_TAIL = '''\
+    inclusive: bool = False
+    """The facts are a module call's (or a run's) totals over every op inside."""
+    passes: int = 1
+    """More than 1: a rolled node's passes, summed."""
+    unknown_flops: int = 0
+    """Inclusive facts: how many ops inside have no FLOP rule (their FLOPs are not in ``flops``)."""
+    calls: int = 1
+    """Inclusive facts of a run: how many module calls the sums go over."""
+'''
+
+
+SOURCE_WORDS = {
+    "op": "the OpIR attribute of the same name, summed",
+    "ops_counted": "how many compute ops the node stands for",
+}
+
+
+def render_facts(schemas: dict[str, Schema]) -> str:
+    """``_generated/facts.py``: the ``Facts`` record, a field per metric of the table."""
+    table = metric_table(schemas[VOCAB_FILE], schemas[MODEL_METADATA_FILE], schemas[NODE_PROPERTIES_FILE])
+    lines = header([schemas[VOCAB_FILE].origin]) + FACTS_DOC.splitlines()
+    for metric in table.metrics:
+        kind = "float" if metric["format"] == "duration" else "int"
+        lines += [f"    {metric['fact']}: {kind} | None = None", f'    """A metric ({metric["format"]}): {SOURCE_WORDS[metric["source"]]}."""']
+    return "\n".join(lines) + "\n" + FACTS_TAIL
+
+
 def render(schema_dir: Path) -> dict[str, bytes]:
     """Every generated file: relative path (POSIX) -> exact bytes."""
     schemas = load_schemas(schema_dir)
@@ -886,6 +960,7 @@ def render(schema_dir: Path) -> dict[str, bytes]:
         "_errors.py": render_errors(),
         "_runtime.py": render_runtime(),
         "vocab.py": render_vocab(schemas),
+        "facts.py": render_facts(schemas),
     }
     for name in sorted(schemas):
         if name == VOCAB_FILE:

@@ -19,7 +19,7 @@ from torch import nn
 
 import tlnetron
 from tlnetron._generated.vocab import BufferPolicy, CaptureStatus, CompanionKind, CompanionRow, Granularity
-from tlnetron.api import export_ir
+from tlnetron.pipeline import export_ir
 from tlnetron.activation_stats import merged_stats
 from tlnetron.companion import build_companion, drawn_values
 from tlnetron.presentation import stats_rows

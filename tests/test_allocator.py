@@ -21,7 +21,7 @@ import pytest
 
 from tlnetron import TlnetronWarning, perf, validation
 from tlnetron._generated.vocab import BufferPolicy, Granularity
-from tlnetron.api import export_ir
+from tlnetron.pipeline import export_ir
 from tlnetron.ir import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, OpIR, TraceIR
 
 M_MXFAST = 1
@@ -128,7 +128,7 @@ sys.path.insert(0, {tests!r})
 from test_allocator import _chain
 from tlnetron import perf
 from tlnetron._generated.vocab import BufferPolicy, Granularity
-from tlnetron.api import export_ir
+from tlnetron.pipeline import export_ir
 
 def rss_mb():
     with open("/proc/self/statm") as fh:

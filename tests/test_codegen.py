@@ -239,7 +239,7 @@ def test_the_wheel_ships_every_schema(tmp_path: Path) -> None:
 def test_every_generated_module_has_the_header_and_compiles() -> None:
     modules = sorted(GEN_DIR.glob("*.py"))
     assert [p.name for p in modules] == sorted(
-        ["__init__.py", "_errors.py", "_runtime.py", "vocab.py", *(f"validate_{n.replace('-', '_')}.py" for n in VALIDATED)]
+        ["__init__.py", "_errors.py", "_runtime.py", "facts.py", "vocab.py", *(f"validate_{n.replace('-', '_')}.py" for n in VALIDATED)]
     )
     for path in modules:
         text = path.read_text(encoding="utf-8")
@@ -461,6 +461,7 @@ def test_companion_signature_comes_from_the_schema(fresh_alias: str) -> None:
 EXPECTED_METRICS = [
     {
         "fact": "duration_s",
+        "source": "op",
         "format": "duration",
         "companion_value": "microseconds",
         "op": {"node_meta": "observed_duration", "text": "{value} observed wall time", "rows": ["observed µs"]},
@@ -484,6 +485,7 @@ EXPECTED_METRICS = [
     },
     {
         "fact": "flops",
+        "source": "op",
         "format": "flops",
         "companion_value": "count",
         "op": {"node_meta": "estimated_flops", "text": "{value} (estimate)", "rows": ["estimated FLOPs"]},
@@ -507,6 +509,7 @@ EXPECTED_METRICS = [
     },
     {
         "fact": "nbytes",
+        "source": "op",
         "format": "bytes",
         "companion_value": "count",
         "op": {"node_meta": "captured_bytes", "text": "{value} captured output tensor", "rows": ["captured bytes"]},
@@ -530,6 +533,7 @@ EXPECTED_METRICS = [
     },
     {
         "fact": "op_count",
+        "source": "ops_counted",
         "format": "count",
         "companion_value": "count",
         "op": None,
@@ -628,6 +632,8 @@ def _metric(vocab: dict, fact: str) -> dict:
         (lambda v: _metric(v, "flops")["op"].update(text="{value!r}"), "bare"),
         (lambda v: _metric(v, "flops")["op"].update(text="{value"), "does not parse"),
         (lambda v: _metric(v, "flops").update(format="si"), "format 'si' is not one of"),
+        (lambda v: _metric(v, "flops").update(source="trace"), "source 'trace' is not one of"),
+        (lambda v: _metric(v, "flops").update(fact="passes"), "is one of Facts' own fields"),
         (lambda v: _metric(v, "flops")["op"].update(rows=["estimated FLOPs", "per-pass µs"]), "rows must list 1 to 1"),
         (lambda v: _metric(v, "flops")["passes"].update(rows=["observed µs"]), "already used"),
         (lambda v: _metric(v, "flops")["op"].pop("rows"), "must be null or have exactly"),

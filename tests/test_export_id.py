@@ -30,7 +30,8 @@ import tlnetron
 from test_golden import Tiny  # Linear -> ReLU, the golden files' model
 from tlnetron import TlnetronWarning, cli
 from tlnetron._generated.vocab import COMPANION_SIGNATURE, BufferPolicy, CaptureStatus, CompanionKind, CompanionRow, Granularity, MetaKey, ValidationCode
-from tlnetron.api import ExportResult, export_ir
+from tlnetron.api import ExportResult
+from tlnetron.pipeline import export_ir
 from tlnetron.export_id import PLACEHOLDER, companion_with_id, export_id_of
 from tlnetron.ir import Honesty, OpIR, TraceIR
 from tlnetron.validation import (

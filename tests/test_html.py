@@ -467,7 +467,7 @@ def test_export_to_a_page_writes_only_the_page(tmp_path: Path) -> None:
 def test_a_companion_of_another_export_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The page holds one pair: a companion written for another export is named, as serve
     and validate name it, and no page is written (nor shown)."""
-    from tlnetron.api import export_ir
+    from tlnetron.pipeline import export_ir
     from tlnetron.ir import Honesty, OpIR, TraceIR
 
     ops = (

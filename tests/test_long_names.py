@@ -22,7 +22,7 @@ from torch import nn
 import tlnetron
 from tlnetron import TlnetronWarning
 from tlnetron._generated.vocab import GRANULARITY, NODE_TEXT_MAX_LENGTH, BufferPolicy
-from tlnetron.api import export_ir
+from tlnetron.pipeline import export_ir
 from tlnetron.ir import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, OpIR, TraceIR
 from tlnetron.nodes import shortened
 

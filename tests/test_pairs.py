@@ -29,7 +29,7 @@ import pytest
 
 from tlnetron import TlnetronError, TlnetronWarning
 from tlnetron._generated.vocab import BufferPolicy, Granularity
-from tlnetron.api import export_ir
+from tlnetron.pipeline import export_ir
 from tlnetron.ir import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, OpIR, TraceIR
 
 ARTIFACT = "m.onnx.json"

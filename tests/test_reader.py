@@ -17,7 +17,7 @@ import pytest
 
 from tlnetron import TlnetronWarning, export
 from tlnetron._generated.vocab import BUFFER_POLICY, GRANULARITY, BufferPolicy, Granularity
-from tlnetron.api import export_ir
+from tlnetron.pipeline import export_ir
 from tlnetron.ir import ROLE_BUFFER, ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, OpIR, TraceIR
 from tlnetron.reader import read_trace
 from zoo import ZooTrace

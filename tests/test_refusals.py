@@ -298,7 +298,7 @@ def test_a_checker_refusal_after_staging_removes_the_staged_files(log: torchlens
     """The real onnx.checker refuses a graph that is not in SSA form (two ops of one name).
     The companion is refused too (two rows of one target), but the invalid artifact is
     what is reported; the artifact was already staged, and is removed."""
-    from tlnetron.api import export_ir
+    from tlnetron.pipeline import export_ir
     from tlnetron.ir import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, OpIR, TraceIR
 
     path, before = _existing_pair(log, tmp_path)
@@ -397,7 +397,7 @@ def test_companion_destination_is_a_folder(log: torchlens.Trace, tmp_path: Path)
 def test_companion_refusal_at_export_leaves_existing_files_as_they_were(log: torchlens.Trace, tmp_path: Path) -> None:
     """A refusal found in the companion (found before the model is built, raised once the artifact
     has been staged and has passed the checker) writes nothing."""
-    from tlnetron.api import export_ir
+    from tlnetron.pipeline import export_ir
     from tlnetron.ir import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, OpIR, TraceIR
 
     path, before = _existing_pair(log, tmp_path)
@@ -433,7 +433,7 @@ def test_a_node_the_schema_refuses_is_never_written(tmp_path: Path) -> None:
     written: a pass index of 0 (the schema's passes count from 1; no reader makes one) is
     refused with ``artifact_invalid`` naming the node, and an existing pair stays as it was.
     (Names past the schema's length limit are shortened instead: tests/test_long_names.py.)"""
-    from tlnetron.api import export_ir
+    from tlnetron.pipeline import export_ir
     from tlnetron.ir import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, OpIR, TraceIR
 
     def op(name: str, role: str, parents: tuple[str, ...] = (), function: str | None = None) -> OpIR:

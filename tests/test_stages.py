@@ -39,7 +39,7 @@ from tlnetron._generated.vocab import (
     Granularity,
     NodeRole,
 )
-from tlnetron.api import export_ir
+from tlnetron.pipeline import export_ir
 from tlnetron.buffers import apply_buffer_policy
 from tlnetron.companion import build_companion, companion_bytes
 from tlnetron.export_id import PLACEHOLDER

@@ -13,13 +13,13 @@ from typing import Any
 from .nodes import LEGIBILITY_BUDGET
 from .options import check_options
 from .perf import gc_paused
-from .pipeline import export_ir, run
+from .pipeline import run
 from .progress import PROGRESS_STAGES, Progress, Steps
 from .reader import read_trace
 from .result import ExportResult
 from .views import view
 
-__all__ = ["ExportResult", "LEGIBILITY_BUDGET", "PROGRESS_STAGES", "Progress", "export", "export_ir"]
+__all__ = ["ExportResult", "LEGIBILITY_BUDGET", "PROGRESS_STAGES", "Progress", "export"]
 
 
 def export(

@@ -9,32 +9,24 @@ over every op inside (``inclusive``). A fact that does not apply, or is unknown,
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
-from typing import TypeVar
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
-from ._records import record
+from ._generated.facts import Facts
+from ._generated.vocab import METRICS
 from .ir import ROLE_BUFFER, ROLE_INPUT, ROLE_OUTPUT, DiffRow, OpIR
+from ._records import record
 
 __all__ = ["DiffFacts", "Facts", "known", "op_facts", "passes_facts", "sum_facts"]
 
-
-@record
-class Facts:
-    """Numeric facts of one exported node (None = does not apply / unknown).
-
-    ``inclusive`` marks module-call totals; ``passes`` > 1 marks rolled sums.
-    """
-
-    duration_s: float | None = None
-    flops: int | None = None
-    nbytes: int | None = None
-    op_count: int | None = None
-    inclusive: bool = False
-    passes: int = 1
-    unknown_flops: int = 0
-    """Inclusive facts: how many ops inside have no FLOP rule (their FLOPs are not in ``flops``)."""
-    calls: int = 1
-    """Inclusive facts of a run: how many module calls the sums go over."""
+_FACTS = tuple(m.fact for m in METRICS)
+"""Facts' metric fields, in the table's order (the generated record's first fields)."""
+_FROM_OP = tuple(m.source == "op" for m in METRICS)
+"""Per metric: taken from the op's attribute of the same name (else: compute ops counted)."""
+_NOT_COMPUTE = (ROLE_INPUT, ROLE_OUTPUT, ROLE_BUFFER)
+_new: Callable[..., Facts] = Facts
+"""``Facts`` built positionally (metric values in the table's order, then its own fields):
+the field count comes from the table, which the type checker cannot see."""
 
 
 @record
@@ -51,21 +43,12 @@ class DiffFacts:
 
 
 def sum_facts(items: list[Facts], *, inclusive: bool, passes: int = 1, unknown_flops: int = 0, calls: int = 1) -> Facts:
-    """Sum facts; a sum is absent when no item has the fact (never a fabricated zero)."""
-    durations = [f.duration_s for f in items if f.duration_s is not None]
-    flops = [f.flops for f in items if f.flops is not None]
-    nbytes = [f.nbytes for f in items if f.nbytes is not None]
-    ops = sum((f.op_count or 0) for f in items)
-    return Facts(
-        duration_s=sum(durations) if durations else None,
-        flops=sum(flops) if flops else None,
-        nbytes=sum(nbytes) if nbytes else None,
-        op_count=ops or None,
-        inclusive=inclusive,
-        passes=passes,
-        unknown_flops=unknown_flops,
-        calls=calls,
-    )
+    """Sum facts, metric by metric; a sum is absent when no item has the fact (never a fabricated zero)."""
+    sums: list[Any] = []
+    for attr in _FACTS:
+        values = [v for v in (getattr(f, attr) for f in items) if v is not None]
+        sums.append(sum(values) if values else None)
+    return _new(*sums, inclusive, passes, unknown_flops, calls)
 
 
 _Num = TypeVar("_Num", int, float)
@@ -87,37 +70,20 @@ def known(value: _Num | None) -> _Num | None:
 
 def op_facts(op: OpIR) -> Facts:
     """The op's own facts; anything unknown or impossible is absent, never worded."""
-    return Facts(
-        known(op.duration_s),
-        known(op.flops),
-        known(op.nbytes),
-        1 if op.role not in (ROLE_INPUT, ROLE_OUTPUT, ROLE_BUFFER) else None,
-    )
+    count = 1 if op.role not in _NOT_COMPUTE else None
+    return _new(*[known(getattr(op, attr)) if from_op else count for attr, from_op in zip(_FACTS, _FROM_OP)])
 
 
 def passes_facts(ops: Iterable[OpIR], passes: int) -> Facts:
     """A rolled layer's facts: its passes' ``op_facts`` summed (what ``sum_facts`` of them
-    gives), with ``op_count`` the number of passes when they are compute ops."""
-    durations: list[float] = []
-    flops: list[int] = []
-    nbytes: list[int] = []
-    compute = False
-    for op in ops:
-        d = known(op.duration_s)
-        if d is not None:
-            durations.append(d)
-        f = known(op.flops)
-        if f is not None:
-            flops.append(f)
-        b = known(op.nbytes)
-        if b is not None:
-            nbytes.append(b)
-        compute = compute or op.role not in (ROLE_INPUT, ROLE_OUTPUT, ROLE_BUFFER)
-    return Facts(
-        duration_s=sum(durations) if durations else None,
-        flops=sum(flops) if flops else None,
-        nbytes=sum(nbytes) if nbytes else None,
-        op_count=passes if compute else None,
-        inclusive=False,
-        passes=passes,
-    )
+    gives), with the counted metrics the number of passes when they are compute ops."""
+    ops = list(ops)
+    compute = any(op.role not in _NOT_COMPUTE for op in ops)
+    sums: list[Any] = []
+    for attr, from_op in zip(_FACTS, _FROM_OP):
+        if not from_op:
+            sums.append(passes if compute else None)
+            continue
+        values = [v for v in (known(getattr(op, attr)) for op in ops) if v is not None]
+        sums.append(sum(values) if values else None)
+    return _new(*sums, False, passes)

@@ -202,7 +202,7 @@ def run(
     if diff is not None:
         projection = apply_diff(projection, ir, diff)
     advisories = view_advisories(projection, ir, path)
-    codes: list[str] = [*projection.warnings, *(code for code, _ in advisories)]
+    codes: list[str] = [code for code, _ in advisories]
     tally = counts(projection)
     steps.begin("metadata")
     meta = model_metadata(projection, ir, counts=tally, warnings=codes, baseline=baseline)

@@ -6,8 +6,9 @@ companion metric rows, and the model's totals (metadata and companion).
 The wording is :data:`~tlnetron._generated.vocab.METRICS`, generated from the
 ``x-tlnetron-metrics`` table of ``schema/vocabularies.schema.json``: per metric, the unit
 formatter, and per scope (op, passes, inclusive, total) the row key, the sentence and the
-companion rows. Adding a metric is a row of that table, its field on ``OpIR`` and ``Facts``
-(taken and summed in :mod:`tlnetron.facts`) and the reader's line; no wording code.
+companion rows. Adding a metric is a row of that table (codegen gives ``Facts`` its field,
+which :mod:`tlnetron.facts` takes and sums), its field on ``OpIR`` and the reader's line; no
+wording code.
 """
 
 from __future__ import annotations
@@ -178,6 +179,8 @@ def compile_table(table: Iterable[tuple[Metric, str, Callable[[Any], str], Calla
 
 
 _SPECS = compile_table(_TABLE)
+_TOTAL_KEYS = tuple(m.total.model_meta for m in METRICS if m.total is not None)
+"""The model metadata keys stating totals, in the table's order."""
 
 
 def fact_rows(facts: Facts) -> list[tuple[str, str]]:
@@ -465,7 +468,7 @@ def model_description(meta: dict[str, Any], model_class: str) -> str:
     if meta.get(MetaKey.INLINED_CALL_COUNT):
         left.append(f"{_plural(meta[MetaKey.INLINED_CALL_COUNT], 'module call')} drawn inline")
     lines.append(drawn + (f"; {'; '.join(left)}." if left else "."))
-    totals = [str(meta[k]) for k in (MetaKey.OBSERVED_DURATION_TOTAL, MetaKey.ESTIMATED_FLOPS_TOTAL, MetaKey.CAPTURED_BYTES_TOTAL) if k in meta]
+    totals = [str(meta[k]) for k in _TOTAL_KEYS if k in meta]
     if totals:
         lines.append("Totals: " + "; ".join(totals) + ".")
     if MetaKey.BASELINE in meta:

@@ -171,7 +171,8 @@ class PNode:
 
     ``attributes`` and ``metadata`` are sorted ``(name, value)`` pairs matching
     ``schema/node-properties.schema.json``; ``facts`` feed the companion.
-    ``calls`` names the function a module-call node resolves to (module view).
+    ``overload`` names the function a module-call node resolves to (module view), ``diff``
+    holds its diff facts when the export has a baseline.
     """
 
     name: str
@@ -228,7 +229,6 @@ class Projection:
     hidden_ops: int = 0
     side_ops: int = 0
     """Ops not drawn because none of their results reach a model output (module view)."""
-    warnings: tuple[str, ...] = ()
     root_ranks: int = 0
     totals: Facts = field(default_factory=Facts)
     run_count: int = 0

@@ -44,7 +44,8 @@ from referencing.jsonschema import DRAFT7
 
 from tlnetron import TlnetronError, TlnetronWarning, cli
 from tlnetron._generated.vocab import CompanionRow
-from tlnetron.api import ExportResult, export_ir
+from tlnetron.api import ExportResult
+from tlnetron.pipeline import export_ir
 from tlnetron.ir import TraceIR
 from tlnetron.validation import artifact_problems, companion_problems, pair_mismatch, parse_artifact, shown_in_model
 

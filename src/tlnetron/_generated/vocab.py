@@ -3,7 +3,7 @@
 #   schema/companion.schema.json (sha256 9aae5d8e60f8b066a770c9edd3245996e125f422cd7c1570e35e67b6328ee9f1)
 #   schema/model-metadata.schema.json (sha256 868d9d266efa15fc843348b2b23491d12dffee9d166d5c167cd0f6c40077c6bd)
 #   schema/node-properties.schema.json (sha256 6faa6cb73fa500baec39a865d6a570ce06b670314ad91c985abdf85a79624325)
-#   schema/vocabularies.schema.json (sha256 2818600366fa80877f44175dc0372899555e8ed18ac3418084b585b0731a9450).
+#   schema/vocabularies.schema.json (sha256 b531be0b09ce1c6502b785de624e970b2a2b25cabc0b76233095c3dcde36c796).
 # Regenerate with `nox -s codegen` (or `python codegen/generate.py`).
 """Closed vocabularies, metadata key names and schema facts from tlnetron's JSON Schemas.
 
@@ -1256,6 +1256,10 @@ NODE_TEXT_MAX_LENGTH = 2000
 MetricFactName: TypeAlias = Literal["duration_s", "flops", "nbytes", "op_count"]
 """A fact the metric table words (a field of tlnetron's ``Facts``)."""
 
+MetricSourceName: TypeAlias = Literal["op", "ops_counted"]
+"""Where a metric's fact comes from: ``op`` (the OpIR attribute of the same name, taken per
+op and summed) or ``ops_counted`` (how many compute ops a node stands for)."""
+
 MetricFormatName: TypeAlias = Literal["duration", "flops", "bytes", "count"]
 """How a metric's ``{value}`` is written: ``duration`` (seconds, as tlnetron words a
 time), ``flops``, ``bytes`` or ``count`` (a grouped integer)."""
@@ -1308,7 +1312,8 @@ class TotalWording(NamedTuple):
 class Metric(NamedTuple):
     """How one numeric fact is worded, per scope (None: the fact has no wording there).
 
-    ``fact`` names the field of tlnetron's ``Facts`` that holds it; ``format`` how its
+    ``fact`` names the field of tlnetron's ``Facts`` that holds it; ``source`` where it
+    comes from; ``format`` how its
     ``{value}`` is written; ``companion_value`` what its companion rows hold. In templates,
     ``{value}`` is the formatted value, ``{raw}`` the bare number (ungrouped), ``{passes}`` the
     number of passes, ``{per_pass}`` the value divided by the passes (formatted) and
@@ -1317,6 +1322,7 @@ class Metric(NamedTuple):
     """
 
     fact: MetricFactName
+    source: MetricSourceName
     format: MetricFormatName
     companion_value: CompanionValueName
     op: NodeWording | None
@@ -1328,6 +1334,7 @@ class Metric(NamedTuple):
 METRICS: tuple[Metric, ...] = (
     Metric(
         fact="duration_s",
+        source="op",
         format="duration",
         companion_value="microseconds",
         op=NodeWording(
@@ -1355,6 +1362,7 @@ METRICS: tuple[Metric, ...] = (
     ),
     Metric(
         fact="flops",
+        source="op",
         format="flops",
         companion_value="count",
         op=NodeWording(
@@ -1382,6 +1390,7 @@ METRICS: tuple[Metric, ...] = (
     ),
     Metric(
         fact="nbytes",
+        source="op",
         format="bytes",
         companion_value="count",
         op=NodeWording(
@@ -1409,6 +1418,7 @@ METRICS: tuple[Metric, ...] = (
     ),
     Metric(
         fact="op_count",
+        source="ops_counted",
         format="count",
         companion_value="count",
         op=None,
