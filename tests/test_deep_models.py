@@ -24,7 +24,7 @@ from test_runs import attrs
 from tlnetron import TlnetronWarning
 from tlnetron._generated.vocab import BufferPolicy, Domain, Granularity
 from tlnetron.structures import field_key, field_name
-from tlnetron.view_module import MIN_MODULE_BOXES, MIN_ROOT_BOXES, TRIVIAL_OP_TYPES
+from tlnetron.view_module_depth import MIN_MODULE_BOXES, MIN_ROOT_BOXES, TRIVIAL_OP_TYPES
 from zoo import DEEP_LAYERS, ZooTrace, deep_models
 
 MAX_OUTPUT_NODES = 8

@@ -22,8 +22,7 @@ from ._generated.vocab import (
 )
 from .export_id import PLACEHOLDER
 from .ir import TraceIR
-from .onnx_build import DISCLAIMER
-from .presentation import total_meta
+from .presentation import DISCLAIMER, total_meta
 from .projection import Projection
 
 __all__ = ["decode_metadata", "encode_metadata", "model_metadata"]

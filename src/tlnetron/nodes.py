@@ -9,53 +9,31 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import fields
 
-from ._generated.vocab import NODE_TEXT_MAX_LENGTH, Domain, NodeAttr, NodeMeta, NodeRole
+from ._generated.vocab import Domain, NodeAttr, NodeMeta, NodeRole
 from .facts import Facts, op_facts
-from .ir import ROLE_BUFFER, OpIR
+from .ir import ROLE_BUFFER, ModuleCallIR, OpIR
+from .runs import RunIR
 from .perf import export_memo
+from .presentation import call_node_doc, one_line, op_doc, params_text, run_header, run_node_doc, shortened
 from .projection import (
     PGraph,
     PNode,
     PValue,
     loose_type,
-    shape_text,
     tensor_type,
     untyped_reason,
 )
 
 __all__ = [
+    "call_node",
     "input_names_value",
+    "run_attributes",
+    "run_node",
     "LEGIBILITY_BUDGET",
-    "full_texts",
-    "one_line",
-    "shortened",
     "op_node",
     "op_value",
     "root_ranks",
 ]
-
-def one_line(text: str) -> str:
-    """Text for a single-line field: line breaks shown as ``\\n`` instead of breaking rows,
-    and :func:`shortened` past the schema's limit."""
-    if "\n" in text or "\r" in text:
-        text = text.replace("\r\n", "\\n").replace("\n", "\\n").replace("\r", "\\r")
-    return shortened(text) if len(text) > NODE_TEXT_MAX_LENGTH else text
-
-
-def shortened(text: str, limit: int = NODE_TEXT_MAX_LENGTH) -> str:
-    """``text`` cut in the middle to ``limit`` characters, saying how much was left out and
-    where the whole of it is (the node's description, see :func:`full_texts`)."""
-    if len(text) <= limit:
-        return text
-    marker = f" …[{len(text):,} characters in all; the whole text is in the description]… "
-    keep = limit - len(marker)
-    return text[: keep - keep // 3] + marker + text[len(text) - keep // 3 :]
-
-
-def full_texts(fields: Iterable[tuple[str, str | None]]) -> str:
-    """Description lines giving the whole of each field too long for its attribute, or ""."""
-    return "".join(f"\n{name} (whole): {text}" for name, text in fields if text and len(text) > NODE_TEXT_MAX_LENGTH)
-
 
 def input_names_value(ports: Iterable[str]) -> str | None:
     """Netron's ``input_names`` hook value (a Python list repr), or None when not expressible."""
@@ -70,14 +48,6 @@ def _input_names(ports: tuple[str, ...]) -> str | None:
     if not items or any(("'" in p or "\n" in p or "\r" in p or not p) for p in items):
         return None
     return "[" + ", ".join(f"'{p}'" for p in items) + "]"
-
-
-def _params_text(op: OpIR) -> str | None:
-    if not op.params:
-        return None
-    return ", ".join(
-        f"{one_line(n)} {'×'.join(str(d) for d in s) if s else 'scalar'}" for n, s in op.params
-    )
 
 
 def op_value(op: OpIR) -> PValue:
@@ -116,7 +86,7 @@ def op_node(
     params = None
     if op.num_params > 0:
         attrs.append((NodeAttr.NUM_PARAMS, op.num_params))
-        params = _params_text(op)
+        params = params_text(op.params)
         if params:
             attrs.append((NodeAttr.PARAMS, shortened(params)))
     if name != op.layer:
@@ -144,19 +114,7 @@ def op_node(
         if names is not None:
             meta.append((NodeMeta.INPUT_NAMES, names))
     attrs.sort()
-    if passes is None:
-        doc = f"TorchLens label: {name} (log[{name!r}] finds it)"
-    else:
-        doc = f"TorchLens layer: {name}, {passes} pass(es) (log[{name!r}] finds it)"
-    if op.location:
-        doc = f"called at: {op.location}\n{doc}"
-    if function:
-        doc = f"torch function: {function}\n{doc}"
-    if shape is not None:
-        doc = f"{doc}\noutput: {dtype or 'unknown dtype'} {shape_text(shape)}"
-    if max(len(op.module_path or ""), len(op.layer), len(op.buffer_address or ""), len(params or "")) > NODE_TEXT_MAX_LENGTH:
-        doc += full_texts(((NodeAttr.MODULE_PATH, op.module_path), (NodeAttr.LAYER, op.layer),
-                           (NodeAttr.BUFFER_ADDRESS, op.buffer_address), (NodeAttr.PARAMS, params)))
+    doc = op_doc(op, passes, params)
     return PNode(
         name,
         op.op_type or "op",
@@ -176,6 +134,70 @@ if [f.name for f in fields(PNode)][:10] != [
     "name", "op_type", "domain", "role", "inputs", "outputs", "attributes", "metadata", "doc", "facts",
 ]:  # fmt: skip
     raise RuntimeError("PNode's fields changed: update nodes.op_node")  # pragma: no cover
+
+
+def call_node(
+    call: ModuleCallIR, inputs: tuple[str, ...], outputs: tuple[str, ...], facts: Facts, hidden: str, run: RunIR | None
+) -> PNode:
+    """The box of a module call: it calls the call's function (``run``: its body is one run)."""
+    attrs: list[tuple[str, str | int]] = [
+        (NodeAttr.CLASS_NAME, one_line(call.class_name)),
+        (NodeAttr.MODULE_PATH, one_line(call.address)),
+        (NodeAttr.CALL_INDEX, call.call_index),
+    ]
+    if call.num_params > 0:
+        attrs.append((NodeAttr.NUM_PARAMS, call.num_params))
+    if hidden:
+        attrs.append((NodeAttr.HIDDEN, hidden))
+    op_type = call.class_name
+    if run is not None:  # its whole body is one run: the box says what it repeats
+        op_type = run_header(run)
+        attrs += run_attributes(run)
+    return PNode(
+        name=call.label,
+        op_type=op_type,
+        domain=Domain.MODULE,
+        role=NodeRole.MODULE_CALL,
+        inputs=inputs,
+        outputs=outputs,
+        attributes=tuple(sorted(attrs)),
+        doc=call_node_doc(call, run),
+        facts=facts,
+        overload=call.label,
+    )
+
+
+def run_attributes(run: RunIR) -> list[tuple[str, str | int]]:
+    return [
+        (NodeAttr.RUN_CALLS, len(run.calls)),
+        (NodeAttr.RUN_FIRST, one_line(run.calls[0])),
+        (NodeAttr.RUN_LAST, one_line(run.calls[-1])),
+    ]
+
+
+def run_node(run: RunIR, inputs: tuple[str, ...], outputs: tuple[str, ...], facts: Facts, hidden: str) -> PNode:
+    """The box of a run (or of a group of its calls): it calls the run's function."""
+    attrs: list[tuple[str, str | int]] = [
+        (NodeAttr.CLASS_NAME, one_line(run.class_name)),
+        (NodeAttr.MODULE_PATH, one_line(run.address)),
+        *run_attributes(run),
+    ]
+    if run.num_params > 0:
+        attrs.append((NodeAttr.NUM_PARAMS, run.num_params))
+    if hidden:
+        attrs.append((NodeAttr.HIDDEN, hidden))
+    return PNode(
+        name=run.label,
+        op_type=run_header(run),
+        domain=Domain.RUN,
+        role=NodeRole.MODULE_RUN,
+        inputs=inputs,
+        outputs=outputs,
+        attributes=tuple(sorted(attrs)),
+        doc=run_node_doc(run),
+        facts=facts,
+        overload=run.label,
+    )
 
 
 LEGIBILITY_BUDGET = 27

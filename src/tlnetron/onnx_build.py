@@ -22,20 +22,14 @@ from . import _onnx as onnx  # onnx without its __init__ (numpy, ml_dtypes)
 from ._generated.vocab import NODE_ATTRIBUTE_TYPES, Domain, MetaKey
 from ._records import record
 from .export_id import PLACEHOLDER, companion_with_id, export_id_of
-from .presentation import node_doc, node_rows
+from .presentation import DISCLAIMER, node_doc, node_rows
 from .progress import every_share, report_every
 from .projection import PFunction, PGraph, PNode, Projection, PValue, SequenceType, ValueType
 from .serialize import dumps_bytes
 
-__all__ = ["CHUNK_NODES", "DISCLAIMER", "IR_VERSION", "BuiltModel", "build_model"]
+__all__ = ["CHUNK_NODES", "IR_VERSION", "BuiltModel", "build_model"]
 
 IR_VERSION = 10
-DISCLAIMER = (
-    "A picture of a TorchLens trace, not a runnable model: ops keep their captured TorchLens "
-    "names in the custom domain ai.torchlens.lossy, module calls are ai.torchlens.module "
-    "functions (runs of repeated calls ai.torchlens.run ones, structure nodes of "
-    "ai.torchlens.structure only gather returned tensors), and shapes are what the traced run observed."
-)
 
 CHUNK_NODES = 512
 """Nodes (or value infos, or function-body nodes) built, serialized and JSON-encoded at a

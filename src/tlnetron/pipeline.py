@@ -22,10 +22,10 @@ from .errors import Opt, TlnetronError, warn
 from .export_id import PLACEHOLDER
 from .ir import DiffIR, TensorStats, TraceIR
 from .metadata import encode_metadata, model_metadata
-from .onnx_build import DISCLAIMER, build_model
+from .onnx_build import build_model
 from .options import ExportOptions
 from .perf import clear_memos, gc_paused
-from .presentation import model_description, node_rows
+from .presentation import graph_doc, model_description, node_rows
 from .progress import Progress, Steps
 from .projection import PGraph, Projection
 from .result import ExportResult
@@ -169,15 +169,6 @@ def _companion(projection: Projection, ir: TraceIR, artifact_name: str, steps: S
     )
 
 
-def _graph_doc(projection: Projection) -> str:
-    doc = f"{DISCLAIMER}\nView: {projection.granularity}" + (f" at module depth {projection.depth}" if projection.depth else "") + "."
-    if projection.depth_reason:
-        doc += f"\n{projection.depth_reason}"
-    if projection.graph.doc:
-        doc += f"\n{projection.graph.doc}"
-    return doc
-
-
 @gc_paused()
 def run(
     ir: TraceIR,
@@ -229,7 +220,7 @@ def run(
                 projection,
                 encode_metadata(meta),
                 producer_version=__version__,
-                graph_doc=_graph_doc(projection),
+                graph_doc=graph_doc(projection),
                 model_doc=model_description(meta, ir.model_class),
                 progress=steps.ticks(0.8),
                 companion=companion_data,

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ._generated.vocab import (
+    NODE_TEXT_MAX_LENGTH,
     DIFF_STATUS,
     METRICS,
     PASSES_ROW,
@@ -26,20 +27,25 @@ from ._generated.vocab import (
     InclusiveWording,
     MetaKey,
     Metric,
+    NodeAttr,
     NodeMeta,
     NodeWording,
 )
 from .facts import DiffFacts, Facts
-from .ir import DiffRow, ModuleCallIR, TensorStats
+from .ir import DiffRow, ModuleCallIR, OpIR, TensorStats
 from .runs import RunIR
-from .nodes import one_line
 from .perf import export_memo
-from .projection import PNode
+from .projection import DepthChoice, Opening, PNode, Projection, shape_text
 
 __all__ = [
+    "DISCLAIMER",
+    "HEADER_CHARS",
+    "UNTYPED_PASSES",
     "bytes_text",
+    "call_node_doc",
     "companion_metric_rows",
     "count_text",
+    "depth_reason",
     "diff_rows",
     "diff_sentence",
     "duration_text",
@@ -48,18 +54,85 @@ __all__ = [
     "flops_text",
     "function_doc",
     "function_doc_line",
+    "graph_doc",
     "hidden_text",
     "model_description",
     "node_doc",
+    "one_line",
+    "op_doc",
+    "params_text",
     "node_rows",
     "run_doc",
+    "run_header",
     "run_node_doc",
     "run_span",
+    "shortened",
+    "full_texts",
     "share_rows",
     "stats_rows",
     "total_meta",
+    "recurrence_text",
     "total_rows",
+    "variants_text",
 ]
+
+def one_line(text: str) -> str:
+    """Text for a single-line field: line breaks shown as ``\\n`` instead of breaking rows,
+    and :func:`shortened` past the schema's limit."""
+    if "\n" in text or "\r" in text:
+        text = text.replace("\r\n", "\\n").replace("\n", "\\n").replace("\r", "\\r")
+    return shortened(text) if len(text) > NODE_TEXT_MAX_LENGTH else text
+
+
+def shortened(text: str, limit: int = NODE_TEXT_MAX_LENGTH) -> str:
+    """``text`` cut in the middle to ``limit`` characters, saying how much was left out and
+    where the whole of it is (the node's description, see :func:`full_texts`)."""
+    if len(text) <= limit:
+        return text
+    marker = f" …[{len(text):,} characters in all; the whole text is in the description]… "
+    keep = limit - len(marker)
+    return text[: keep - keep // 3] + marker + text[len(text) - keep // 3 :]
+
+
+def full_texts(fields: Iterable[tuple[str, str | None]]) -> str:
+    """Description lines giving the whole of each field too long for its attribute, or ""."""
+    return "".join(f"\n{name} (whole): {text}" for name, text in fields if text and len(text) > NODE_TEXT_MAX_LENGTH)
+
+
+def params_text(params: tuple[tuple[str, tuple[int, ...]], ...]) -> str | None:
+    """An op's parameters, ``weight 768×768, bias 768`` (None: it has none)."""
+    if not params:
+        return None
+    return ", ".join(f"{one_line(n)} {'×'.join(str(d) for d in s) if s else 'scalar'}" for n, s in params)
+
+
+def op_doc(op: OpIR, passes: int | None, params: str | None) -> str:
+    """An op node's description (``passes``: a rolled layer's node), with the whole of every
+    field too long for its attribute."""
+    name = op.name
+    if passes is None:
+        doc = f"TorchLens label: {name} (log[{name!r}] finds it)"
+    else:
+        doc = f"TorchLens layer: {name}, {passes} pass(es) (log[{name!r}] finds it)"
+    if op.location:
+        doc = f"called at: {op.location}\n{doc}"
+    if op.function:
+        doc = f"torch function: {op.function}\n{doc}"
+    if op.shape is not None:
+        doc = f"{doc}\noutput: {op.dtype or 'unknown dtype'} {shape_text(op.shape)}"
+    if max(len(op.module_path or ""), len(op.layer), len(op.buffer_address or ""), len(params or "")) > NODE_TEXT_MAX_LENGTH:
+        doc += full_texts(((NodeAttr.MODULE_PATH, op.module_path), (NodeAttr.LAYER, op.layer),
+                           (NodeAttr.BUFFER_ADDRESS, op.buffer_address), (NodeAttr.PARAMS, params)))  # fmt: skip
+    return doc
+
+
+DISCLAIMER = (
+    "A picture of a TorchLens trace, not a runnable model: ops keep their captured TorchLens "
+    "names in the custom domain ai.torchlens.lossy, module calls are ai.torchlens.module "
+    "functions (runs of repeated calls ai.torchlens.run ones, structure nodes of "
+    "ai.torchlens.structure only gather returned tensors), and shapes are what the traced run observed."
+)
+
 
 def _group(n: int) -> str:
     return f"{n:,}"
@@ -251,6 +324,31 @@ def function_doc_line(facts: Facts) -> str | None:
     return f"Inclusive of every op {inside}: " + "; ".join(parts) + "." if parts else None
 
 
+def depth_reason(choice: DepthChoice) -> str | None:
+    """Why the automatic module view grouped the root deeper than depth 1 (None: it did not)."""
+    if not choice.grouped:
+        return None
+    parts = []
+    if choice.wrappers:
+        parts.append("descended through single-call wrapper " + ", then ".join(f"`{a}`" for a in choice.wrappers))
+    if choice.steps:
+        parts.append("opened the blocks holding most of the model: " + "; then ".join(_opening(s) for s in choice.steps))
+    return (
+        f"Grouped down to module depth {choice.reached}: {'; '.join(parts)}. "
+        "Pass depth=1 to see the top-level modules as boxes."
+    )
+
+
+def _opening(step: Opening) -> str:
+    drawn = ", ".join(f"`{d}`" for d in step.drawn)
+    drawn += f" and {step.ops_drawn} op(s)" if step.ops_drawn else ""
+    what = ", ".join(
+        f"the run `{name}` ({n} of {step.total} ops)" if is_run else f"`{name}` ({n} of {step.total} ops)"
+        for name, n, is_run in step.blocks
+    )
+    return f"{what}, where the root drew {step.boxes} box(es) of substance ({drawn})"
+
+
 def hidden_text(hidden_buffers: int, hidden_ops: int, side_ops: int, where: str) -> str:
     """What a body leaves undrawn, in words: buffers and counter ops the buffer policy hid,
     side computations the module view leaves out ("" when nothing)."""
@@ -286,6 +384,27 @@ def function_doc(call: ModuleCallIR, facts: Facts, hidden: str, run: RunIR | Non
 
 def _grouped(groups: int, run: RunIR) -> str:
     return f"Opened on {groups} groups of consecutive calls: one chain of {len(run.calls)} boxes would run many screens tall."
+
+
+HEADER_CHARS = 21
+"""Characters of a box header Netron shows whole (longer ones lose their middle)."""
+
+def call_node_doc(call: ModuleCallIR, run: RunIR | None) -> str:
+    """The description of a module call's box; ``run`` when its whole body is one run."""
+    doc = f"Module call {call.label}: {call.class_name} at `{call.address}`, call {call.call_index}."
+    if run is not None:
+        doc += f" Its body is a run of {len(run.calls)} {run.class_name} calls ({run_span(run)})."
+    return doc + "\nDrill in with the ƒ button at the right of the box header."
+
+
+def run_header(run: RunIR) -> str:
+    """What the box of a run says (its op type, the name of its function): ``GPT2Block ×24``,
+    or for a group of a run's calls the indices it holds, ``GPT2Block 10–19``."""
+    if run.group_of is not None:
+        header = f"{run.class_name} {run.first}–{run.last}"
+        # Netron cuts a header past HEADER_CHARS in the middle: keep the range readable.
+        return header if len(header) <= HEADER_CHARS else f"{run.address.rsplit('.', 1)[-1]} {run.first}–{run.last}"
+    return f"{run.class_name} ×{len(run.calls)}"
 
 
 def run_span(run: RunIR) -> str:
@@ -432,8 +551,56 @@ def diff_sentence(diff: DiffFacts) -> str:
     return text + "."
 
 
+def variants_text(values: list[str]) -> str:
+    """``passes 1-3: a; pass 4: b`` (consecutive passes with the same value grouped)."""
+    parts: list[str] = []
+    start = 0
+    for i in range(1, len(values) + 1):
+        if i == len(values) or values[i] != values[start]:
+            span = f"pass {start + 1}" if i - start == 1 else f"passes {start + 1}-{i}"
+            parts.append(f"{span}: {values[start]}")
+            start = i
+    return "; ".join(parts)
+
+
+def _passes_text(passes: list[int]) -> str:
+    if not passes:
+        return ""
+    out: list[str] = []
+    start = prev = passes[0]
+    for p in [*passes[1:], None]:
+        if p is not None and p == prev + 1:
+            prev = p
+            continue
+        out.append(str(start) if start == prev else f"{start}-{prev}")
+        if p is not None:
+            start = prev = p
+    return ("pass " if len(passes) == 1 else "passes ") + ", ".join(out)
+
+
+UNTYPED_PASSES = "passes disagree on shape or dtype (see shape_variants / dtype_variants)"
+"""A rolled layer's ``untyped_output`` when its passes disagree."""
+
+
+def recurrence_text(feedback: dict[str, list[int]]) -> str:
+    """A rolled layer's ``recurrence``: each source feeding back, and in which passes."""
+    return "; ".join(
+        f"{src} feeds back ({_passes_text(sorted(set(ps)))})" for src, ps in feedback.items()
+    ) + " (not drawn: a drawn feedback edge would be a cycle)"
+
+
 def _plural(n: int, one: str, many: str | None = None) -> str:
     return f"{n:,} {one if n == 1 else (many or one + 's')}"
+
+
+def graph_doc(projection: Projection) -> str:
+    """The root graph's description: the disclaimer, the view, why this depth, what it leaves out."""
+    doc = f"{DISCLAIMER}\nView: {projection.granularity}" + (f" at module depth {projection.depth}" if projection.depth else "") + "."
+    if projection.depth_reason:
+        doc += f"\n{projection.depth_reason}"
+    if projection.graph.doc:
+        doc += f"\n{projection.graph.doc}"
+    return doc
 
 
 def model_description(meta: dict[str, Any], model_class: str) -> str:

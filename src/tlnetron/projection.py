@@ -16,6 +16,8 @@ from .perf import export_memo
 
 __all__ = [
     "ELEM_TYPES",
+    "DepthChoice",
+    "Opening",
     "PFunction",
     "PGraph",
     "PNode",
@@ -233,3 +235,36 @@ class Projection:
     totals: Facts = field(default_factory=Facts)
     run_count: int = 0
     """Runs of repeated module calls drawn as one box each (module view)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Opening:
+    """One step of the automatic depth: the blocks it opened and what the root drew before."""
+
+    blocks: tuple[tuple[str, int, bool], ...]
+    """Each block opened: (module address, or run label; ops it holds; whether it is a run)."""
+    boxes: int
+    """Boxes of substance the root drew before the step."""
+    drawn: tuple[str, ...]
+    """The boxes it drew: module addresses, or run labels."""
+    ops_drawn: int
+    """Ops of substance among them."""
+    total: int
+    """Ops of the whole model."""
+
+
+@dataclass(frozen=True, slots=True)
+class DepthChoice:
+    """What the automatic module view opens, how deep it reaches, and the steps that led there."""
+
+    opened: set[str]
+    opened_runs: frozenset[str]
+    reached: int
+    wrappers: tuple[str, ...] = ()
+    """Addresses of the single-call wrappers it descended through."""
+    steps: tuple[Opening, ...] = ()
+
+    @property
+    def grouped(self) -> bool:
+        """The root is not depth 1's: the choice has a reason to state."""
+        return bool(self.opened or self.opened_runs)

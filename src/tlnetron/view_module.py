@@ -20,40 +20,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ._generated.vocab import Domain, Granularity, NodeAttr, NodeRole
+from ._generated.vocab import Granularity
 from .buffers import BufferResult, apply_buffer_policy
 from .facts import Facts, op_facts, sum_facts
 from .ir import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, ModuleCallIR, OpIR, TraceIR
-from .nodes import (
-    LEGIBILITY_BUDGET,
-    one_line,
-    op_node,
-    op_value,
-    root_ranks,
-)
+from .nodes import call_node, op_node, op_value, root_ranks, run_node
 from .options import ExportOptions
-from .presentation import function_doc, hidden_text, run_doc, run_node_doc, run_span
+from .presentation import depth_reason, function_doc, hidden_text, run_doc
 from .progress import every_share
 from .projection import PFunction, PGraph, PNode, Projection, PValue
 from .runs import Runs, RunIR, find_runs
 from .structures import Carrier, field_key, field_name, root_graph, structure_node
+from .view_module_depth import open_main_blocks
 
-__all__ = ["MIN_MODULE_BOXES", "MIN_ROOT_BOXES", "TRIVIAL_OP_TYPES", "project_module", "side_computations"]
-
-TRIVIAL_OP_TYPES = frozenset(
-    {"getitem", "getattr", "view", "reshape", "contiguous", "to", "type", "identity", "clone", "detach", "flatten", "squeeze", "unsqueeze"}
-)
-"""Ops that do not make a root graph a diagram on their own (issue: wrapped models)."""
-
-MIN_ROOT_BOXES = 5
-"""Boxes of substance (module calls and non-trivial ops) below which the automatic depth
-looks one level deeper: fewer do not read as an architecture diagram."""
-
-MIN_MODULE_BOXES = 2
-"""Boxes to drill into (module calls, runs) below which the automatic depth looks deeper."""
-
-HEADER_CHARS = 21
-"""Characters of a box header Netron shows whole (longer ones lose their middle)."""
+__all__ = ["project_module", "side_computations"]
 
 MAX_FUNCTIONS = 10_000
 """onnx.checker refuses a model with more local functions than this."""
@@ -127,124 +107,6 @@ def _depths(calls: tuple[ModuleCallIR, ...]) -> dict[str, int]:
             base += 1
             depth[node.label] = base
     return depth
-
-
-@dataclass(frozen=True, slots=True)
-class _RootAt:
-    """What the root graph would draw with a given set of module calls kept as boxes."""
-
-    calls: tuple[str, ...]  # module calls, runs and groups drawn as boxes, in order of first op
-    substantive_ops: int  # ops drawn as boxes that are not trivial views
-    ranks: int  # boxes along the longest path, inputs and outputs included
-    runs: tuple[tuple[str, int], ...] = ()  # run boxes at the root and the ops they hold
-
-    @property
-    def boxes(self) -> int:
-        return len(self.calls) + self.substantive_ops
-
-    def sparse(self) -> bool:
-        """Too few boxes, or too few to drill into, to read as an architecture diagram."""
-        return self.boxes < MIN_ROOT_BOXES or len(self.calls) < MIN_MODULE_BOXES
-
-
-def _root_at(
-    ops: tuple[OpIR, ...], boxed: set[str], by_label: dict[str, ModuleCallIR], taken: set[str], opened: frozenset[str]
-) -> _RootAt:
-    runs = find_runs(ops, boxed, by_label, taken=set(taken), opened=opened)
-    box_of: dict[str, str] = {}  # a call at the root -> the run or group box that holds it
-    for run in runs.boxes.values():
-        if run.parent is None:
-            box_of.update((c, run.label) for c in run.calls)
-    held: dict[str, int] = {}
-    calls: dict[str, None] = {}
-    substantive = 0
-    item_of: dict[str, str] = {}
-    rank: dict[str, int] = {}
-    longest = 0
-    for op in ops:
-        if op.role == ROLE_INPUT:
-            item_of[op.name] = op.name
-            rank[op.name] = 1
-            continue
-        top = None
-        if op.role != ROLE_OUTPUT:
-            top = next((c for c in op.module_calls if c in boxed), None)
-            if top is None:
-                substantive += op.role == ROLE_OP and op.op_type not in TRIVIAL_OP_TYPES
-            else:
-                top = box_of.get(top, top)
-                calls[top] = None
-                if top in runs.boxes:
-                    held[top] = held.get(top, 0) + 1
-        item = top or op.name
-        item_of[op.name] = item
-        r = rank.get(item, 1)
-        for parent in op.parents:
-            source = item_of.get(parent)
-            if source is not None and source != item and rank[source] + 1 > r:
-                r = rank[source] + 1
-        rank[item] = r
-        longest = max(longest, r)
-    run_boxes = tuple((label, n) for label, n in held.items() if runs.boxes[label].group_of is None)
-    return _RootAt(tuple(calls), substantive, longest, run_boxes)
-
-
-def _open_main_blocks(
-    ops: tuple[OpIR, ...],
-    boxable: set[str],
-    counts: dict[str, int],
-    depth: dict[str, int],
-    by_label: dict[str, ModuleCallIR],
-    taken: set[str],
-) -> tuple[set[str], frozenset[str], int, str | None]:
-    """The calls the automatic module view opens, the runs it draws open at the root, the
-    depth it reaches, and why.
-
-    While the root draws fewer than :data:`MIN_ROOT_BOXES` boxes of substance or fewer than
-    :data:`MIN_MODULE_BOXES` boxes to drill into, the calls holding at least a third of the
-    ops each (a wrapper, the backbone beside a task head, an encoder and a decoder) are
-    opened together, as long as that does not draw fewer boxes and stays within the
-    legibility budget. When the block holding most of the model is a run, it is drawn open
-    at the root instead: its groups of calls, or its calls when it is short.
-    """
-    total = sum(1 for op in ops if op.role not in (ROLE_INPUT, ROLE_OUTPUT))
-    opened: set[str] = set()
-    opened_runs: frozenset[str] = frozenset()
-    here = _root_at(ops, boxable, by_label, taken, opened_runs)
-    wrappers: list[str] = []
-    steps: list[str] = []
-    while here.sparse() and here.calls:
-        big = [c for c in here.calls if c in by_label and counts[c] * 3 >= total]
-        big_runs = [label for label, n in here.runs if n * 3 >= total] if not big else []
-        if not big and not big_runs:
-            break  # no block dominates: the root already shows the architecture
-        deeper = _root_at(ops, boxable - opened - set(big), by_label, taken, opened_runs | set(big_runs))
-        if deeper.boxes < here.boxes or deeper.ranks > LEGIBILITY_BUDGET:
-            break  # opening them would draw less, or a rope
-        if len(here.calls) == 1 and not here.substantive_ops and big:
-            wrappers.append(by_label[big[0]].address)
-        else:
-            drawn = ", ".join(f"`{by_label[c].address if c in by_label else c}`" for c in here.calls)
-            drawn += f" and {here.substantive_ops} op(s)" if here.substantive_ops else ""
-            sizes = dict(here.runs)
-            what = ", ".join(
-                f"`{by_label[c].address}` ({counts[c]} of {total} ops)" if c in by_label else f"the run `{c}` ({sizes[c]} of {total} ops)"
-                for c in (big or big_runs)
-            )
-            steps.append(f"{what}, where the root drew {here.boxes} box(es) of substance ({drawn})")
-        opened.update(big)
-        opened_runs = opened_runs | set(big_runs)
-        here = deeper
-    reached = 1 + max((depth[c] for c in opened), default=0)
-    if not opened and not opened_runs:
-        return opened, opened_runs, reached, None
-    parts = []
-    if wrappers:
-        parts.append("descended through single-call wrapper " + ", then ".join(f"`{a}`" for a in wrappers))
-    if steps:
-        parts.append("opened the blocks holding most of the model: " + "; then ".join(steps))
-    why = f"Grouped down to module depth {reached}: {'; '.join(parts)}. Pass depth=1 to see the top-level modules as boxes."
-    return opened, opened_runs, reached, why
 
 
 def _traverse(
@@ -372,11 +234,25 @@ def _gather_returned(bodies: dict[str | None, _Body], position: dict[str, int], 
     return root
 
 
-def project_module(ir: TraceIR, options: ExportOptions, progress: Callable[[int, int], None] | None = None) -> Projection:
-    """Project ``ir`` as nested module calls grouped at ``options.depth`` (None: automatic);
-    ``progress(bodies, of)`` is called as the function bodies are built."""
-    show_buffers, depth_arg = options.show_buffers, options.depth
-    kept: BufferResult = apply_buffer_policy(ir.ops, show_buffers)
+@dataclass(frozen=True, slots=True)
+class _Choice:
+    """What the module view draws: the ops (buffer policy applied, side computations out), the
+    calls kept as boxes and the depth it reached."""
+
+    kept: BufferResult
+    side: frozenset[str]
+    ops: tuple[OpIR, ...]
+    by_label: dict[str, ModuleCallIR]
+    taken: set[str]
+    kept_calls: set[str]
+    opened_runs: frozenset[str]
+    depth: int | None
+    reason: str | None
+    inlined: int
+
+
+def _choose(ir: TraceIR, options: ExportOptions) -> _Choice:
+    kept: BufferResult = apply_buffer_policy(ir.ops, options.show_buffers)
     side = side_computations(ir.ops) & {op.name for op in kept.ops}
     ops = tuple(op for op in kept.ops if op.name not in side) if side else kept.ops
     by_label = {c.label: c for c in ir.calls}
@@ -389,39 +265,49 @@ def project_module(ir: TraceIR, options: ExportOptions, progress: Callable[[int,
     boxable = {c for c in by_label if counts.get(c, 0) >= 2}
     taken = {op.name for op in ir.ops} | set(by_label)
     opened_runs: frozenset[str] = frozenset()
-    if depth_arg is None:
-        opened, opened_runs, d, reason = _open_main_blocks(ops, boxable, counts, depth, by_label, taken)
-        kept_calls = boxable - opened
+    if options.depth is None:
+        choice = open_main_blocks(ops, boxable, counts, depth, by_label, taken)
+        kept_calls, opened_runs, d, reason = boxable - choice.opened, choice.opened_runs, choice.reached, depth_reason(choice)
     else:
-        d, reason = depth_arg, None
+        d, reason = options.depth, None
         kept_calls = {c for c in boxable if depth.get(c, 0) >= d}
     inlined = _cap_functions(kept_calls, depth)
-    facts_of = {op.name: op_facts(op) for op in ops if op.role == ROLE_OP}
+    return _Choice(kept, side, ops, by_label, taken, kept_calls, opened_runs, d, reason, inlined)
+
+
+def _place(c: _Choice, facts_of: dict[str, Facts]) -> tuple[Runs, dict[str | None, _Body], dict[str, int], list[OpIR], list[OpIR]]:
+    """Place every op and kept call in its body (see :func:`_traverse`), dissolving idle calls."""
+    kept_calls = set(c.kept_calls)
     while True:
-        runs = find_runs(ops, kept_calls, by_label, taken=set(taken), opened=opened_runs)
-        bodies, position, inputs, outputs = _traverse(ops, kept_calls, runs, by_label, kept.hidden_by_call, facts_of)
+        runs = find_runs(c.ops, kept_calls, c.by_label, taken=set(c.taken), opened=c.opened_runs)
+        bodies, position, inputs, outputs = _traverse(c.ops, kept_calls, runs, c.by_label, c.kept.hidden_by_call, facts_of)
         # A call that takes nothing from outside and gives nothing back (e.g. one holding only
         # a buffer counter chain) would be a node with no edges, which the checker rejects:
         # dissolve it into its parent and place the ops again.
         idle = {
             label
             for label, b in bodies.items()
-            if label is not None and label in by_label and not b.inputs and not b.outputs and not b.returned
+            if label is not None and label in c.by_label and not b.inputs and not b.outputs and not b.returned
         }
         if not idle:
             break
         kept_calls -= idle
-    for op in kept.ops if side else ():
-        if op.name in side:  # said on the innermost drawn call that held it
-            bodies[next((c for c in reversed(op.module_calls) if c in bodies), None)].side_ops += 1
+    for op in c.kept.ops if c.side else ():
+        if op.name in c.side:  # said on the innermost drawn call that held it
+            bodies[next((m for m in reversed(op.module_calls) if m in bodies), None)].side_ops += 1
+    return runs, bodies, position, inputs, outputs
 
-    values: dict[str, PValue] = {op.name: op_value(op) for op in ops if op.role != ROLE_OUTPUT}
-    root_carriers = _gather_returned(bodies, position, values)
 
-    def ordered_outputs(b: _Body) -> tuple[str, ...]:
-        return (*sorted(b.outputs, key=lambda n: position[n]), *b.exported)
+def _ordered_outputs(b: _Body, position: dict[str, int]) -> tuple[str, ...]:
+    return (*sorted(b.outputs, key=lambda n: position[n]), *b.exported)
 
-    functions: list[PFunction] = []
+
+def _where(b: _Body) -> str:
+    return "inside this run" if isinstance(b.call, RunIR) else "inside this call"
+
+
+def _call_nodes(bodies: dict[str | None, _Body], runs: Runs, position: dict[str, int]) -> dict[str, PNode]:
+    """The box of every kept call and run, with its inclusive facts."""
     call_nodes: dict[str, PNode] = {}
     for label, b in bodies.items():
         if label is None or b.call is None:
@@ -429,58 +315,78 @@ def project_module(ir: TraceIR, options: ExportOptions, progress: Callable[[int,
         run = b.call if isinstance(b.call, RunIR) else runs.container.get(label)
         calls = len(run.calls) if run is not None else 1
         facts = sum_facts(b.facts, inclusive=True, unknown_flops=b.unknown_flops, calls=calls)
-        hidden = _hidden_text(b, "inside this run" if isinstance(b.call, RunIR) else "inside this call")
+        hidden = _hidden_text(b, _where(b))
+        outputs = _ordered_outputs(b, position)
         if isinstance(b.call, RunIR):
-            call_nodes[label] = run_node(b.call, tuple(b.inputs), ordered_outputs(b), facts, hidden)
+            call_nodes[label] = run_node(b.call, tuple(b.inputs), outputs, facts, hidden)
         else:
-            call_nodes[label] = _call_node(b.call, tuple(b.inputs), ordered_outputs(b), facts, hidden, run)
+            call_nodes[label] = call_node(b.call, tuple(b.inputs), outputs, facts, hidden, run)
+    return call_nodes
 
-    def body_nodes(b: _Body) -> tuple[list[PNode], list[PValue]]:
-        nodes: list[PNode] = []
-        vals: list[PValue] = []
-        for item in b.items:
-            if isinstance(item, OpIR):
-                value = values[item.name]
-                nodes.append(
-                    op_node(item, item.parents, item.ports, typed=value.type is not None, facts=facts_of.get(item.name))
-                )
-                vals.append(value)
-            else:
-                node = call_nodes[item.label]
-                nodes.append(node)
-                vals.extend(values[o] for o in node.outputs)
-        for node in b.structures:
+
+def _body_nodes(
+    b: _Body, values: dict[str, PValue], facts_of: dict[str, Facts], call_nodes: dict[str, PNode]
+) -> tuple[list[PNode], list[PValue]]:
+    nodes: list[PNode] = []
+    vals: list[PValue] = []
+    for item in b.items:
+        if isinstance(item, OpIR):
+            value = values[item.name]
+            nodes.append(op_node(item, item.parents, item.ports, typed=value.type is not None, facts=facts_of.get(item.name)))
+            vals.append(value)
+        else:
+            node = call_nodes[item.label]
             nodes.append(node)
-            vals.append(values[node.name])
-        return nodes, vals
+            vals.extend(values[o] for o in node.outputs)
+    for node in b.structures:
+        nodes.append(node)
+        vals.append(values[node.name])
+    return nodes, vals
 
+
+def _function(
+    label: str, b: _Body, runs: Runs, node: PNode, nodes: list[PNode], vals: list[PValue], values: dict[str, PValue], outs: tuple[str, ...]
+) -> PFunction:
+    """The FunctionProto a call's (or run's) box calls: its body and its description."""
+    notes = " ".join(runs.notes.get(label, ()))
+    hidden = _hidden_text(b, _where(b))
+    groups = sum(1 for r in runs.boxes.values() if r.group_of == label)
+    if isinstance(b.call, RunIR):
+        doc = run_doc(b.call, node.facts, hidden, notes, groups)
+    else:
+        assert b.call is not None
+        doc = function_doc(b.call, node.facts, " ".join(t for t in (hidden, notes) if t), runs.container.get(label), groups)
+    out_set = set(outs)
+    body = PGraph(
+        name=node.op_type,
+        nodes=tuple(nodes),
+        inputs=tuple(values[i] for i in b.inputs),
+        outputs=tuple(values[o] for o in outs),
+        values=tuple(v for v in vals if v.name not in out_set),
+        doc=doc,
+    )
+    return PFunction(name=node.op_type, domain=node.domain, body=body, overload=label)
+
+
+def project_module(ir: TraceIR, options: ExportOptions, progress: Callable[[int, int], None] | None = None) -> Projection:
+    """Project ``ir`` as nested module calls grouped at ``options.depth`` (None: automatic);
+    ``progress(bodies, of)`` is called as the function bodies are built."""
+    c = _choose(ir, options)
+    ops = c.ops
+    facts_of = {op.name: op_facts(op) for op in ops if op.role == ROLE_OP}
+    runs, bodies, position, inputs, outputs = _place(c, facts_of)
+    values: dict[str, PValue] = {op.name: op_value(op) for op in ops if op.role != ROLE_OUTPUT}
+    root_carriers = _gather_returned(bodies, position, values)
+    call_nodes = _call_nodes(bodies, runs, position)
+    functions: list[PFunction] = []
     for label, b in every_share(bodies.items(), len(bodies), progress):
         if label is None or b.call is None:
             continue
-        nodes, vals = body_nodes(b)
-        outs = ordered_outputs(b)
-        out_set = set(outs)
-        node = call_nodes[label]
-        notes = " ".join(runs.notes.get(label, ()))
-        hidden = _hidden_text(b, "inside this run" if isinstance(b.call, RunIR) else "inside this call")
-        if isinstance(b.call, RunIR):
-            groups = sum(1 for r in runs.boxes.values() if r.group_of == label)
-            doc = run_doc(b.call, node.facts, hidden, notes, groups)
-        else:
-            groups = sum(1 for r in runs.boxes.values() if r.group_of == label)
-            doc = function_doc(b.call, node.facts, " ".join(t for t in (hidden, notes) if t), runs.container.get(label), groups)
-        body = PGraph(
-            name=node.op_type,
-            nodes=tuple(nodes),
-            inputs=tuple(values[i] for i in b.inputs),
-            outputs=tuple(values[o] for o in outs),
-            values=tuple(v for v in vals if v.name not in out_set),
-            doc=doc,
-        )
-        functions.append(PFunction(name=node.op_type, domain=node.domain, body=body, overload=label))
+        nodes, vals = _body_nodes(b, values, facts_of, call_nodes)
+        functions.append(_function(label, b, runs, call_nodes[label], nodes, vals, values, _ordered_outputs(b, position)))
 
     root = bodies[None]
-    nodes, vals = body_nodes(root)
+    nodes, vals = _body_nodes(root, values, facts_of, call_nodes)
     root_doc = " ".join(t for t in (_hidden_text(root, "at the root"), *runs.notes.get(None, ())) if t)
     graph = root_graph(
         ir.model_class,
@@ -491,21 +397,21 @@ def project_module(ir: TraceIR, options: ExportOptions, progress: Callable[[int,
         {op.name: values[op.name] for op in inputs},
         doc=root_doc,
         carriers=root_carriers,
-        taken=taken | set(values) | set(runs.boxes),
+        taken=c.taken | set(values) | set(runs.boxes),
     )
     # Model totals count every op, side computations included (they ran).
-    leaf_facts = [*facts_of.values(), *(op_facts(op) for op in kept.ops if op.name in side)]
+    leaf_facts = [*facts_of.values(), *(op_facts(op) for op in c.kept.ops if op.name in c.side)]
     return Projection(
         granularity=Granularity.MODULE,
         graph=graph,
         functions=tuple(functions),
-        depth=d,
-        depth_reason=reason,
-        inlined_calls=inlined,
-        show_buffers=show_buffers,
-        hidden_buffers=kept.hidden_buffers,
-        hidden_ops=kept.hidden_ops,
-        side_ops=len(side),
+        depth=c.depth,
+        depth_reason=c.reason,
+        inlined_calls=c.inlined,
+        show_buffers=options.show_buffers,
+        hidden_buffers=c.kept.hidden_buffers,
+        hidden_ops=c.kept.hidden_ops,
+        side_ops=len(c.side),
         root_ranks=root_ranks(graph),
         totals=sum_facts(leaf_facts, inclusive=False),
         run_count=runs.count(),
@@ -514,79 +420,3 @@ def project_module(ir: TraceIR, options: ExportOptions, progress: Callable[[int,
 
 def _hidden_text(b: _Body, where: str) -> str:
     return hidden_text(b.hidden_buffers, b.hidden_ops, b.side_ops, where)
-
-
-def _call_node(
-    call: ModuleCallIR, inputs: tuple[str, ...], outputs: tuple[str, ...], facts: Facts, hidden: str, run: RunIR | None
-) -> PNode:
-    attrs: list[tuple[str, str | int]] = [
-        (NodeAttr.CLASS_NAME, one_line(call.class_name)),
-        (NodeAttr.MODULE_PATH, one_line(call.address)),
-        (NodeAttr.CALL_INDEX, call.call_index),
-    ]
-    if call.num_params > 0:
-        attrs.append((NodeAttr.NUM_PARAMS, call.num_params))
-    if hidden:
-        attrs.append((NodeAttr.HIDDEN, hidden))
-    op_type = call.class_name
-    doc = f"Module call {call.label}: {call.class_name} at `{call.address}`, call {call.call_index}."
-    if run is not None:  # its whole body is one run: the box says what it repeats
-        op_type = run_header(run)
-        attrs += run_attributes(run)
-        doc += f" Its body is a run of {len(run.calls)} {run.class_name} calls ({run_span(run)})."
-    doc += "\nDrill in with the ƒ button at the right of the box header."
-    return PNode(
-        name=call.label,
-        op_type=op_type,
-        domain=Domain.MODULE,
-        role=NodeRole.MODULE_CALL,
-        inputs=inputs,
-        outputs=outputs,
-        attributes=tuple(sorted(attrs)),
-        doc=doc,
-        facts=facts,
-        overload=call.label,
-    )
-
-
-def run_header(run: RunIR) -> str:
-    """What the box of a run says (its op type, the name of its function): ``GPT2Block ×24``,
-    or for a group of a run's calls the indices it holds, ``GPT2Block 10–19``."""
-    if run.group_of is not None:
-        header = f"{run.class_name} {run.first}–{run.last}"
-        # Netron cuts a header past HEADER_CHARS in the middle: keep the range readable.
-        return header if len(header) <= HEADER_CHARS else f"{run.address.rsplit('.', 1)[-1]} {run.first}–{run.last}"
-    return f"{run.class_name} ×{len(run.calls)}"
-
-
-def run_attributes(run: RunIR) -> list[tuple[str, str | int]]:
-    return [
-        (NodeAttr.RUN_CALLS, len(run.calls)),
-        (NodeAttr.RUN_FIRST, one_line(run.calls[0])),
-        (NodeAttr.RUN_LAST, one_line(run.calls[-1])),
-    ]
-
-
-def run_node(run: RunIR, inputs: tuple[str, ...], outputs: tuple[str, ...], facts: Facts, hidden: str) -> PNode:
-    """The box of a run (or of a group of its calls): it calls the run's function."""
-    attrs: list[tuple[str, str | int]] = [
-        (NodeAttr.CLASS_NAME, one_line(run.class_name)),
-        (NodeAttr.MODULE_PATH, one_line(run.address)),
-        *run_attributes(run),
-    ]
-    if run.num_params > 0:
-        attrs.append((NodeAttr.NUM_PARAMS, run.num_params))
-    if hidden:
-        attrs.append((NodeAttr.HIDDEN, hidden))
-    return PNode(
-        name=run.label,
-        op_type=run_header(run),
-        domain=Domain.RUN,
-        role=NodeRole.MODULE_RUN,
-        inputs=inputs,
-        outputs=outputs,
-        attributes=tuple(sorted(attrs)),
-        doc=run_node_doc(run),
-        facts=facts,
-        overload=run.label,
-    )

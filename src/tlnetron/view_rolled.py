@@ -23,136 +23,121 @@ from .ir import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, OpIR, TraceIR
 from .nodes import op_node, op_value, root_ranks
 from .options import ExportOptions
 from .progress import every_share
+from .presentation import UNTYPED_PASSES, recurrence_text, variants_text
 from .structures import root_graph
 from .projection import PNode, Projection, PValue, loose_type, shape_text, tensor_type
 
 __all__ = ["project_rolled"]
 
 
-def _runs(values: list[str]) -> str:
-    """``passes 1-3: a; pass 4: b`` (consecutive passes with the same value grouped)."""
-    parts: list[str] = []
-    start = 0
-    for i in range(1, len(values) + 1):
-        if i == len(values) or values[i] != values[start]:
-            span = f"pass {start + 1}" if i - start == 1 else f"passes {start + 1}-{i}"
-            parts.append(f"{span}: {values[start]}")
-            start = i
-    return "; ".join(parts)
+def _passes_by_layer(ops: tuple[OpIR, ...]) -> tuple[dict[str, str], dict[str, list[OpIR]], dict[str, int]]:
+    """Op name -> its layer; layer -> its kept passes; layer -> position of its first pass."""
+    layer_of: dict[str, str] = {}
+    passes: dict[str, list[OpIR]] = {}
+    first: dict[str, int] = {}
+    for pos, op in enumerate(ops):
+        layer_of[op.name] = op.layer
+        if op.layer not in passes:
+            passes[op.layer] = []
+            first[op.layer] = pos
+        passes[op.layer].append(op)
+    return layer_of, passes, first
 
 
-def _passes_text(passes: list[int]) -> str:
-    if not passes:
-        return ""
-    out: list[str] = []
-    start = prev = passes[0]
-    for p in [*passes[1:], None]:
-        if p is not None and p == prev + 1:
-            prev = p
-            continue
-        out.append(str(start) if start == prev else f"{start}-{prev}")
-        if p is not None:
-            start = prev = p
-    return ("pass " if len(passes) == 1 else "passes ") + ", ".join(out)
+def _head(ir: TraceIR, layer: str, ops: list[OpIR]) -> OpIR:
+    """What the layer is: its first pass's function, parameters, module path and source."""
+    head = ops[0]
+    if head.pass_index == 1 or head.role != ROLE_OP:
+        return head
+    # The buffer policy hid the first pass; repeats may have been read briefly.
+    first_pass = next(op for op in ir.ops if op.layer == layer)
+    return replace(
+        head,
+        function=first_pass.function,
+        module_calls=first_pass.module_calls,
+        module_path=first_pass.module_path,
+        num_params=first_pass.num_params,
+        params=first_pass.params,
+        multi_output_index=first_pass.multi_output_index,
+        location=first_pass.location,
+    )
+
+
+def _edges(
+    layer: str, ops: list[OpIR], layer_of: dict[str, str], first: dict[str, int]
+) -> tuple[dict[str, str], dict[str, list[int]]]:
+    """Parent layers drawn (-> the port of the first edge), and feedback sources (-> passes)."""
+    drawn: dict[str, str] = {}
+    feedback: dict[str, list[int]] = {}
+    for op in ops:
+        for parent, port in zip(op.parents, op.ports):
+            src = layer_of.get(parent, parent)
+            if first.get(src, -1) < first[layer]:
+                drawn.setdefault(src, port)
+            else:
+                feedback.setdefault(src, []).append(op.pass_index)
+    return drawn, feedback
+
+
+def _layer_node(head: OpIR, layer: str, ops: list[OpIR], drawn: dict[str, str], feedback: dict[str, list[int]]) -> tuple[PNode, PValue]:
+    """A layer of several passes (or of one renamed pass): one node, typed when its passes agree."""
+    shapes: list[str] = []
+    dtypes: list[str] = []
+    agree = True
+    for op in ops:
+        if op.shape != head.shape or op.dtype != head.dtype:
+            # Some pass differs from the first: compare what the sidebar would say.
+            shapes = [shape_text(op.shape) for op in ops]
+            dtypes = [str(op.dtype) for op in ops]
+            agree = len(set(shapes)) == 1 and len(set(dtypes)) == 1
+            break
+    ty = tensor_type(head.shape, head.dtype) if agree else None
+    loose = None if ty is not None else loose_type([op.shape for op in ops], [op.dtype for op in ops])
+    value = PValue(layer, ty, loose=loose)
+    merged = replace(head, name=layer, parents=tuple(drawn), ports=tuple(drawn.values()), num_passes=1)
+    n = len(ops)
+    node = op_node(merged, tuple(drawn), tuple(drawn.values()), facts=passes_facts(ops, n), passes=n)
+    attrs = dict(node.attributes)
+    if n > 1:
+        attrs[NodeAttr.PASSES] = n
+    if not agree:
+        attrs.pop(NodeAttr.UNTYPED_OUTPUT, None)
+        if len(set(shapes)) > 1:
+            attrs[NodeAttr.SHAPE_VARIANTS] = variants_text(shapes)
+        if len(set(dtypes)) > 1:
+            attrs[NodeAttr.DTYPE_VARIANTS] = variants_text(dtypes)
+        attrs[NodeAttr.UNTYPED_OUTPUT] = UNTYPED_PASSES
+    if feedback:
+        attrs[NodeAttr.RECURRENCE] = recurrence_text(feedback)
+    role = node.role if node.role == NodeRole.BUFFER else (NodeRole.LAYER if n > 1 else NodeRole.OP)
+    return replace(node, role=role, attributes=tuple(sorted(attrs.items()))), value
 
 
 def project_rolled(ir: TraceIR, options: ExportOptions, progress: Callable[[int, int], None] | None = None) -> Projection:
     """Project ``ir`` with one node per layer, after the buffer policy (``progress(layers, of)`` as it goes)."""
     show_buffers = options.show_buffers
     kept = apply_buffer_policy(ir.ops, show_buffers)
-    layer_of: dict[str, str] = {}
-    passes: dict[str, list[OpIR]] = {}
-    first: dict[str, int] = {}
-    for pos, op in enumerate(kept.ops):
-        layer_of[op.name] = op.layer
-        if op.layer not in passes:
-            passes[op.layer] = []
-            first[op.layer] = pos
-        passes[op.layer].append(op)
-
+    layer_of, passes, first = _passes_by_layer(kept.ops)
     values: dict[str, PValue] = {}
     nodes: list[PNode] = []
     inputs: list[OpIR] = []
     outputs: list[OpIR] = []
     for layer, ops in every_share(passes.items(), len(passes), progress):
-        head = ops[0]
-        if head.pass_index != 1 and head.role == ROLE_OP:
-            # The buffer policy hid the first pass. What a layer is (function, parameters,
-            # module path, source) is still its first pass's: repeats may be read briefly.
-            first_pass = next(op for op in ir.ops if op.layer == layer)
-            head = replace(
-                head,
-                function=first_pass.function,
-                module_calls=first_pass.module_calls,
-                module_path=first_pass.module_path,
-                num_params=first_pass.num_params,
-                params=first_pass.params,
-                multi_output_index=first_pass.multi_output_index,
-                location=first_pass.location,
-            )
+        head = _head(ir, layer, ops)
         if head.role == ROLE_INPUT:
             inputs.append(replace(head, name=layer))
             values[layer] = op_value(replace(head, name=layer))
-            continue
-        if len(ops) == 1 and head.role != ROLE_OUTPUT and head.name == layer:
+        elif len(ops) == 1 and head.role != ROLE_OUTPUT and head.name == layer:
             # A single-pass layer is its one op: the op view's node, parents named by layer
             # (a single pass has no feedback, since every parent ran before it).
-            value = op_value(head)
-            values[layer] = value
-            parents = tuple(layer_of.get(p, p) for p in head.parents)
-            nodes.append(op_node(head, parents, head.ports, typed=value.type is not None))
-            continue
-        drawn: dict[str, str] = {}
-        feedback: dict[str, list[int]] = {}
-        for op in ops:
-            for parent, port in zip(op.parents, op.ports):
-                src = layer_of.get(parent, parent)
-                if first.get(src, -1) < first[layer]:
-                    drawn.setdefault(src, port)
-                else:
-                    feedback.setdefault(src, []).append(op.pass_index)
-        if head.role == ROLE_OUTPUT:
-            for op in ops:
-                outputs.append(replace(op, parents=tuple(layer_of.get(p, p) for p in op.parents)))
-            continue
-        shapes: list[str] = []
-        dtypes: list[str] = []
-        agree = True
-        for op in ops:
-            if op.shape != head.shape or op.dtype != head.dtype:
-                # Some pass differs from the first: compare what the sidebar would say.
-                shapes = [shape_text(op.shape) for op in ops]
-                dtypes = [str(op.dtype) for op in ops]
-                agree = len(set(shapes)) == 1 and len(set(dtypes)) == 1
-                break
-        ty = tensor_type(head.shape, head.dtype) if agree else None
-        loose = None if ty is not None else loose_type([op.shape for op in ops], [op.dtype for op in ops])
-        values[layer] = PValue(layer, ty, loose=loose)
-        merged = replace(head, name=layer, parents=tuple(drawn), ports=tuple(drawn.values()), num_passes=1)
-        n = len(ops)
-        facts = passes_facts(ops, n)
-        node = op_node(merged, tuple(drawn), tuple(drawn.values()), facts=facts, passes=n)
-        attrs = dict(node.attributes)
-        if n > 1:
-            attrs[NodeAttr.PASSES] = n
-        if not agree:
-            attrs.pop(NodeAttr.UNTYPED_OUTPUT, None)
-            if len(set(shapes)) > 1:
-                attrs[NodeAttr.SHAPE_VARIANTS] = _runs(shapes)
-            if len(set(dtypes)) > 1:
-                attrs[NodeAttr.DTYPE_VARIANTS] = _runs(dtypes)
-            attrs[NodeAttr.UNTYPED_OUTPUT] = "passes disagree on shape or dtype (see shape_variants / dtype_variants)"
-        if feedback:
-            attrs[NodeAttr.RECURRENCE] = "; ".join(
-                f"{src} feeds back ({_passes_text(sorted(set(ps)))})" for src, ps in feedback.items()
-            ) + " (not drawn: a drawn feedback edge would be a cycle)"
-        nodes.append(
-            replace(
-                node,
-                role=node.role if node.role == NodeRole.BUFFER else (NodeRole.LAYER if n > 1 else NodeRole.OP),
-                attributes=tuple(sorted(attrs.items())),
-            )
-        )
+            value = values[layer] = op_value(head)
+            nodes.append(op_node(head, tuple(layer_of.get(p, p) for p in head.parents), head.ports, typed=value.type is not None))
+        elif head.role == ROLE_OUTPUT:
+            outputs.extend(replace(op, parents=tuple(layer_of.get(p, p) for p in op.parents)) for op in ops)
+        else:
+            drawn, feedback = _edges(layer, ops, layer_of, first)
+            node, values[layer] = _layer_node(head, layer, ops, drawn, feedback)
+            nodes.append(node)
     leaf = [n.facts for n in nodes if n.role in (NodeRole.OP, NodeRole.LAYER)]
     graph = root_graph(
         ir.model_class,
