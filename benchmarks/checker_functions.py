@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
             f"| {ours * 1e3:.0f} ms | {'yes' if split[-1] else 'no'} |",
             flush=True,
         )
-        del model, data
+        del model
     for p in tmp.iterdir():
         p.unlink()
     tmp.rmdir()

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import warnings
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
