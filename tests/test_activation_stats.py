@@ -22,7 +22,7 @@ from tlnetron._generated.vocab import BufferPolicy, CaptureStatus, CompanionKind
 from tlnetron.pipeline import export_ir
 from tlnetron.activation_stats import merged_stats
 from tlnetron.companion import build_companion, drawn_values
-from tlnetron.presentation import stats_rows
+from tlnetron.words_facts import stats_rows
 from tlnetron.errors import TlnetronError, TlnetronWarning
 from tlnetron.ir import Honesty, OpIR, TensorStats, TraceIR
 from tlnetron.reader import read_trace, tensor_stats

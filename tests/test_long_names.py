@@ -24,7 +24,7 @@ from tlnetron import TlnetronWarning
 from tlnetron._generated.vocab import GRANULARITY, NODE_TEXT_MAX_LENGTH, BufferPolicy
 from tlnetron.pipeline import export_ir
 from tlnetron.ir import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, OpIR, TraceIR
-from tlnetron.presentation import shortened
+from tlnetron.words_text import shortened
 
 LONG_CLASS = "Block" + "Q" * 2400
 LONG_ATTR = "stage_" + "z" * 2300

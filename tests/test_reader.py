@@ -163,7 +163,7 @@ def test_rolled_layer_whose_first_pass_is_hidden_is_described_by_its_first_pass(
 def test_worded_fact_memos_start_empty_for_every_export(tmp_path: Path) -> None:
     """Memos of worded facts help within one export only; a repeated export (as in the
     benchmarks) must not be faster because an earlier one filled them."""
-    from tlnetron.presentation import bytes_text, flops_text
+    from tlnetron.words_facts import bytes_text, flops_text
     from tlnetron.ir import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, OpIR, TraceIR
     from tlnetron.projection import shape_text
 

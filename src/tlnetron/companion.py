@@ -21,13 +21,8 @@ from ._generated.vocab import (
 from .activation_stats import merged_stats
 from .export_id import PLACEHOLDER
 from .ir import TensorStats
-from .presentation import (
-    companion_metric_rows,
-    diff_rows,
-    share_rows,
-    stats_rows,
-    total_rows,
-)
+from .words_diff import diff_rows
+from .words_facts import companion_metric_rows, share_rows, stats_rows, total_rows
 from .projection import PNode, Projection
 from .serialize import dumps_bytes
 

@@ -22,7 +22,8 @@ from ._generated.vocab import (
 )
 from .export_id import PLACEHOLDER
 from .ir import TraceIR
-from .presentation import DISCLAIMER, total_meta
+from .words_facts import total_meta
+from .words_model import DISCLAIMER
 from .projection import Projection
 
 __all__ = ["decode_metadata", "encode_metadata", "model_metadata"]

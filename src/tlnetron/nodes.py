@@ -14,7 +14,8 @@ from .facts import Facts, op_facts
 from .ir import ROLE_BUFFER, ModuleCallIR, OpIR
 from .runs import RunIR
 from .perf import export_memo
-from .presentation import call_node_doc, one_line, op_doc, params_text, run_header, run_node_doc, shortened
+from .words_docs import call_node_doc, op_doc, run_header, run_node_doc
+from .words_text import one_line, params_text, shortened
 from .projection import (
     PGraph,
     PNode,

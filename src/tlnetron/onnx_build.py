@@ -22,7 +22,9 @@ from . import _onnx as onnx  # onnx without its __init__ (numpy, ml_dtypes)
 from ._generated.vocab import NODE_ATTRIBUTE_TYPES, Domain, MetaKey
 from ._records import record
 from .export_id import PLACEHOLDER, companion_with_id, export_id_of
-from .presentation import DISCLAIMER, node_doc, node_rows
+from .words_docs import node_doc
+from .words_facts import node_rows
+from .words_model import DISCLAIMER
 from .progress import every_share, report_every
 from .projection import PFunction, PGraph, PNode, Projection, PValue, SequenceType, ValueType
 from .serialize import dumps_bytes
@@ -366,7 +368,7 @@ def build_model(
         companion: the companion's bytes, its export id row holding the placeholder; None
             when no companion is written.
         rows: each node's metadata rows by ``id(node)``, when the caller worded them
-            already (:func:`~tlnetron.presentation.node_rows` otherwise).
+            already (:func:`~tlnetron.words_facts.node_rows` otherwise).
 
     Raises:
         ValueError: no placeholder where the export id goes (a bug in tlnetron).

@@ -25,7 +25,8 @@ from .metadata import encode_metadata, model_metadata
 from .onnx_build import build_model
 from .options import ExportOptions
 from .perf import clear_memos, gc_paused
-from .presentation import graph_doc, model_description, node_rows
+from .words_facts import node_rows
+from .words_model import graph_doc, model_description
 from .progress import Progress, Steps
 from .projection import PGraph, Projection
 from .result import ExportResult

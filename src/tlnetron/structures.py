@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 
 from ._generated.vocab import Domain, NodeAttr, NodeRole
 from .ir import OpIR
-from .presentation import one_line, shortened
+from .words_text import one_line, shortened
 from .projection import (
     PGraph,
     PNode,

@@ -26,7 +26,7 @@ from .facts import Facts, op_facts, sum_facts
 from .ir import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, ModuleCallIR, OpIR, TraceIR
 from .nodes import call_node, op_node, op_value, root_ranks, run_node
 from .options import ExportOptions
-from .presentation import depth_reason, function_doc, hidden_text, run_doc
+from .words_docs import depth_reason, function_doc, hidden_text, run_doc
 from .progress import every_share
 from .projection import PFunction, PGraph, PNode, Projection, PValue
 from .runs import Runs, RunIR, find_runs

@@ -23,7 +23,7 @@ from .ir import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, OpIR, TraceIR
 from .nodes import op_node, op_value, root_ranks
 from .options import ExportOptions
 from .progress import every_share
-from .presentation import UNTYPED_PASSES, recurrence_text, variants_text
+from .words_docs import UNTYPED_PASSES, recurrence_text, variants_text
 from .structures import root_graph
 from .projection import PNode, Projection, PValue, loose_type, shape_text, tensor_type
 
