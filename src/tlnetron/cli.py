@@ -117,6 +117,11 @@ def cli_spelling(opt: Opt) -> str:
 # ------------------------------------------------------------------ stderr: lines, the bar and warnings
 
 
+def printable(text: str) -> str:
+    """``text`` with what UTF-8 cannot encode (lone surrogates a file can hold) escaped, so printing never fails."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 class _Stderr:
     """Lines on stderr, and the one progress line redrawn in place beneath them."""
 
@@ -131,7 +136,7 @@ class _Stderr:
             if self._bar_open:
                 stream.write("\n")
                 self._bar_open = False
-            stream.write(text + "\n")
+            stream.write(printable(text) + "\n")
             stream.flush()
 
     def bar(self, text: str, *, final: bool) -> None:
@@ -406,7 +411,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         _ERR.line(f"tlnetron: validate failed inside tlnetron ({type(exc).__name__}: {str(exc)[:300]}); this is a bug: please report it with the files.")
         return EXIT_CRASH
     for p in problems:
-        print(p.line())
+        print(printable(p.line()))
     if problems:
         _ERR.line(f"{len(problems)} problem(s)")
         return EXIT_INVALID
