@@ -210,10 +210,10 @@ def test_a_lone_surrogate_prints_escaped(pair: tuple[Path, Path], tmp_path: Path
 
 def test_a_file_past_what_netron_opens_is_refused_unread(pair: tuple[Path, Path], tmp_path: Path) -> None:
     """Sparse: its size is past the limit while it takes no disk; refused from its size alone."""
-    from tlnetron.jsonfile import _MAX_BYTES
+    from tlnetron.jsonfile import MAX_BYTES
     big = tmp_path / "big.onnx.json"
     with open(big, "wb") as fh:
         fh.truncate(4000 * 2**20)
-    assert big.stat().st_size > _MAX_BYTES
+    assert big.stat().st_size > MAX_BYTES
     proc = validate(str(big))
     assert proc.returncode == 1 and codes(proc) == ["json_invalid"] and "Netron can open" in proc.stdout, proc.stdout

@@ -422,7 +422,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 def _validate(path: Path, companion_path: Path | None) -> list[Problem]:
     """Every problem of the artifact (and companion), each file read as Netron reads it."""
     from ._generated.vocab import ValidationCode
-    from .jsonfile import read_json_file
+    from .jsonfile import JsonFile, read_json_file
     from .validation import (
         artifact_problems,
         companion_problems,
@@ -430,7 +430,14 @@ def _validate(path: Path, companion_path: Path | None) -> list[Problem]:
         shown_in_model,
     )
 
-    artifact = read_json_file(path, what="artifact")
+    from .writer import read_pair
+
+    def read(p: Path) -> JsonFile:
+        if p == companion_path:
+            return read_json_file(p, what="companion", lossy=ValidationCode.NETRON_ATTACHMENT_INVALID)
+        return read_json_file(p, what="artifact")
+
+    artifact, companion = read_pair(path, companion_path, read) if companion_path is not None else (read(path), None)
     problems = list(artifact.problems)
     model = None
     if artifact.value is not None:
@@ -438,8 +445,7 @@ def _validate(path: Path, companion_path: Path | None) -> list[Problem]:
         problems.extend(found)
     if model is not None:
         problems.extend(artifact_problems(model))
-    if companion_path is not None:
-        companion = read_json_file(companion_path, what="companion", lossy=ValidationCode.NETRON_ATTACHMENT_INVALID)
+    if companion is not None:
         problems.extend(companion.problems)
         if companion.value is not None:
             # A broken artifact hides nothing of the companion's own: only its targets go unchecked.

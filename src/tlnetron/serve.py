@@ -363,16 +363,13 @@ def serve_files(
     artifact: Path, companion: Path | None, *, browse: bool = True, host: str = LOOPBACK, port: int = 0
 ) -> Any:
     """Serve files from disk (``tlnetron serve``); see :func:`serve_bytes` for the arguments."""
-    try:
-        data = artifact.read_bytes()
-        cdata = companion.read_bytes() if companion is not None else None
-    except OSError as exc:
-        raise TlnetronError(
-            ErrorCode.INVALID_PATH,
-            f"cannot read {exc.filename} ({exc.strerror}).",
-            where=str(exc.filename),
-            remedy="pass the path of an artifact written by tlnetron export.",
-        ) from exc
+    from .jsonfile import read_input
+    from .writer import read_pair
+
+    def read(p: Path) -> bytes:
+        return read_input(p, "--attachment" if p == companion else "", "nothing was served")
+
+    data, cdata = read_pair(artifact, companion, read) if companion is not None else (read(artifact), None)
     pair = (companion.name, cdata) if companion is not None and cdata is not None else None
     served = serve_bytes((artifact.name, data), pair, browse=browse, host=host, port=port)
     return ExportResult(

@@ -24,15 +24,16 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TypeVar
 
 from ._generated.vocab import ErrorCode
 from .errors import TlnetronError
 from .perf import start_writeback
 
-__all__ = ["StagedFiles", "companion_path_for", "staged_files"]
+__all__ = ["StagedFiles", "companion_path_for", "read_pair", "staged_files", "write_in_flight"]
 
 
 def companion_path_for(artifact: Path) -> Path:
@@ -281,3 +282,54 @@ def staged_files(destinations: Sequence[Path], supersedes: Path | None = None) -
             yield out
         finally:
             out.discard()
+
+
+def write_in_flight(artifact: Path) -> bool:
+    """Whether a writer holds the lock of ``artifact``'s pair now (a lock file left by a killed writer is held by no one)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        return False
+    for lock in (_lock_file(artifact), _lock_file(companion_path_for(artifact))):
+        try:
+            fd = os.open(lock, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+    return False
+
+
+_Read = TypeVar("_Read")
+_PAIR_TRIES = 600
+"""A reader waits out writers this many times (a pause each) before taking what it has."""
+
+
+def read_pair(artifact: Path, companion: Path, read: Callable[[Path], _Read]) -> tuple[_Read, _Read]:
+    """``read`` of the artifact and of its companion, taken from one export.
+
+    A writer replaces both files by rename, one after the other: the pair read is one
+    export's when the artifact is the same file after the companion was read as before,
+    and no writer was committing meanwhile. Otherwise it is read again.
+    """
+    for _ in range(_PAIR_TRIES):
+        before = _identity(artifact)
+        first, second = read(artifact), read(companion)
+        if before == _identity(artifact) and not write_in_flight(artifact):
+            return first, second
+        time.sleep(0.05)
+    return first, second
+
+
+def _identity(path: Path) -> tuple[int, ...] | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
