@@ -597,6 +597,10 @@ def _stop_quietly_on_closed_pipe() -> None:
     os.close(devnull)
 
 
+_PATH_ARGS = {"trace": "TRACE", "output": "--output", "artifact": "ARTIFACT", "attachment": "--attachment",
+              "copy_to": "--copy-to", "output_dir": "--output-dir", "baseline": "--baseline"}
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     parser = build_parser()
@@ -616,6 +620,12 @@ def main(argv: list[str] | None = None) -> int:
                     python_showwarning(message, category, filename, lineno, file, line)
 
             warnings.showwarning = show
+            if args.func is not _cmd_validate:  # validate reports an unopenable path as a problem
+                from .options import check_os_limits
+
+                for dest, flag in _PATH_ARGS.items():
+                    if isinstance(getattr(args, dest, None), str):
+                        check_os_limits(Path(getattr(args, dest)), flag)
             code: int = args.func(args)
         sys.stdout.flush()
     except TlnetronError as exc:

@@ -419,6 +419,10 @@ def write_page(artifact: Path, companion: Path | None, output: Path) -> Page:
         TlnetronError: ``invalid_path``, ``destination_unwritable``,
             ``netron_attachment_invalid``, ``netron_serve_unavailable``.
     """
+    from .options import check_os_limits
+
+    for path, flag in ((output, "output"), (artifact, "artifact"), *(((companion, "attachment"),) if companion is not None else ())):
+        check_os_limits(path, flag)
     from .writer import staged_files
 
     _check_output(output)
