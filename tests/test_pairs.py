@@ -231,3 +231,61 @@ def test_a_write_with_no_files_commits_nothing(tmp_path: Path) -> None:
     with tlnetron.writer.staged_files([]) as out:
         out.commit()
     assert os.listdir(tmp_path) == []
+
+
+# ------------------------------------------------------------------ one pair, one critical section; repair touches only its own names
+
+
+def _variant_writer(folder: str, name: str, length: int, rounds: int) -> None:
+    for _ in range(rounds):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", TlnetronWarning)
+            export_ir(chain(length), Path(folder) / name, granularity=Granularity.OP, depth=None,
+                      show_buffers=BufferPolicy.MEANINGFUL, attachment=None)
+
+
+def test_case_variants_sharing_one_companion_take_turns(tmp_path: Path) -> None:
+    """``a.onnx.json`` and ``a.onnx.JSON`` have one companion name: their writers lock it both."""
+    ctx = multiprocessing.get_context("fork")
+    procs = [ctx.Process(target=_variant_writer, args=(str(tmp_path), name, n, 60))
+             for name, n in (("m.onnx.json", 2), ("m.onnx.JSON", 3))]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout=120)
+    assert all(p.exitcode == 0 for p in procs)
+    companion = json.loads((tmp_path / COMPANION).read_bytes())
+    from tlnetron.validation import artifact_export_id, companion_export_id
+    ids = {artifact_export_id(json.loads((tmp_path / name).read_bytes())) for name in ("m.onnx.json", "m.onnx.JSON")}
+    assert companion_export_id(companion) in ids
+    assert hidden(tmp_path) == []
+
+
+def test_a_planted_journal_never_renames_over_another_file(tmp_path: Path) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("mine")
+    (tmp_path / ".victim.txt.1.tlnetron-tmp").write_text("planted")
+    (tmp_path / f".{ARTIFACT}.tlnetron-journal").write_text(json.dumps([[".victim.txt.1.tlnetron-tmp", "victim.txt"]]))
+    write(tmp_path, 2)
+    assert victim.read_text() == "mine"
+    assert (tmp_path / ".victim.txt.1.tlnetron-tmp").read_text() == "planted"  # not ours to remove either
+
+
+def test_attachment_false_over_a_pair_removes_the_old_companion(tmp_path: Path) -> None:
+    write(tmp_path, 2)
+    assert (tmp_path / COMPANION).exists()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TlnetronWarning)
+        export_ir(chain(3), tmp_path / ARTIFACT, granularity=Granularity.OP, depth=None,
+                  show_buffers=BufferPolicy.MEANINGFUL, attachment=False)
+    assert not (tmp_path / COMPANION).exists()
+    assert hidden(tmp_path) == []
+
+
+def test_attachment_false_leaves_a_file_that_is_no_companion(tmp_path: Path) -> None:
+    (tmp_path / COMPANION).write_text('{"mine": true}')
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TlnetronWarning)
+        export_ir(chain(3), tmp_path / ARTIFACT, granularity=Granularity.OP, depth=None,
+                  show_buffers=BufferPolicy.MEANINGFUL, attachment=False)
+    assert (tmp_path / COMPANION).read_text() == '{"mine": true}'

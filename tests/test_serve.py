@@ -542,7 +542,7 @@ def test_bad_request_targets_get_a_4xx_and_no_traceback(
             sock.shutdown(socket.SHUT_WR)
             reply = sock.recv(4096)
             # A request line with no version is HTTP/0.9: the 4xx page comes without a status line.
-            assert reply == b"" or re.match(rb"HTTP/1\.[01] 4\d\d ", reply) or b"Error code: 4" in reply, reply
+            assert reply == b"" or re.match(rb"(HTTP/1\.[01] )?4\d\d ", reply), reply
     with socket.create_connection((LOOPBACK, port), timeout=5) as sock:
         sock.sendall(f"GET /netron/view.js HTTP/1.1\r\nHost: {LOOPBACK}:{port}\r\n\r\n".encode())
         sock.recv(10)  # hang up mid-answer

@@ -152,3 +152,68 @@ def test_a_crash_inside_validate_has_its_own_exit_code(pair: tuple[Path, Path], 
     assert cli.main(["validate", str(pair[0])]) == cli.EXIT_CRASH == 4
     err = capsys.readouterr().err
     assert "simulated bug" in err and "bug" in err and cli.EXIT_CRASH not in (cli.EXIT_INVALID, cli.EXIT_OK, cli.EXIT_REFUSED)
+
+
+def _rewritten(pair: tuple[Path, Path], tmp_path: Path, name: str, edit: Any, which: int = 0) -> Path:
+    data = json.loads(pair[which].read_text())
+    edit(data)
+    out = tmp_path / name
+    out.write_text(json.dumps(data))
+    return out
+
+
+def test_a_metadata_value_nested_a_thousand_deep_is_a_verdict(pair: tuple[Path, Path], tmp_path: Path) -> None:
+    bad = _rewritten(pair, tmp_path, "m.onnx.json",
+                     lambda d: d["metadataProps"].append({"key": "torchlens.warnings", "value": "[" * 1000 + "]" * 1000}))
+    proc = validate(str(bad))
+    assert proc.returncode == 1 and "metadata_invalid" in codes(proc) and "too deep" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_a_companion_value_nested_four_hundred_deep_is_a_verdict(pair: tuple[Path, Path], tmp_path: Path) -> None:
+    value: Any = 1
+    for _ in range(400):
+        value = [value]
+
+    def edit(d: Any) -> None:
+        d["metrics"][0]["value"] = value
+    bad = _rewritten(pair, tmp_path, "m.onnx.attachment.json", edit, which=1)
+    proc = validate(str(pair[0]), "--attachment", str(bad))
+    assert proc.returncode == 1 and codes(proc) == ["netron_attachment_invalid"] and "deep" in proc.stdout, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("digits", [309, 400, 4_300, 5_000, 100_000])
+def test_integers_of_any_length_are_named_as_infinity(pair: tuple[Path, Path], tmp_path: Path, digits: int) -> None:
+    companion = pair[1].read_text().replace('"estimated FLOPs","value":21', '"estimated FLOPs","value":' + "9" * digits, 1)
+    assert "9" * digits in companion
+    (tmp_path / "c.attachment.json").write_text(companion)
+    proc = validate(str(pair[0]), "--attachment", str(tmp_path / "c.attachment.json"))
+    assert proc.returncode == 1 and "Infinity" in proc.stdout, proc.stdout + proc.stderr
+    artifact = pair[0].read_text()
+    assert '"irVersion":"' in artifact or '"irVersion": "' in artifact
+    artifact = artifact.replace('"irVersion":"', '"irVersion":' + "9" * digits + ',"x":"', 1).replace('"irVersion": "', '"irVersion": ' + "9" * digits + ', "x": "', 1)
+    (tmp_path / "a.onnx.json").write_text(artifact)
+    proc = validate(str(tmp_path / "a.onnx.json"))
+    assert proc.returncode == 1 and "Infinity" in proc.stdout, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("where", ["opType", "elemType"])
+def test_a_lone_surrogate_prints_escaped(pair: tuple[Path, Path], tmp_path: Path, where: str) -> None:
+    text = pair[0].read_text()
+    assert f'"{where}":' in text.replace(": ", ":")
+    text = text.replace(f'"{where}": ', f'"{where}":').replace(f'"{where}":"', f'"{where}":"\\ud800', 1).replace(f'"{where}":1', f'"{where}":"\\ud800"', 1)
+    (tmp_path / "s.onnx.json").write_text(text)
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
+    proc = subprocess.run([sys.executable, "-m", "tlnetron.cli", "validate", str(tmp_path / "s.onnx.json")], capture_output=True, text=True, env=env, timeout=60)
+    assert "Traceback" not in proc.stderr and proc.returncode == 1, proc.stderr
+    assert cli.printable("a\ud800b") == "a\\ud800b"
+
+
+def test_a_file_past_what_netron_opens_is_refused_unread(pair: tuple[Path, Path], tmp_path: Path) -> None:
+    """Sparse: its size is past the limit while it takes no disk; refused from its size alone."""
+    from tlnetron.jsonfile import MAX_BYTES
+    big = tmp_path / "big.onnx.json"
+    with open(big, "wb") as fh:
+        fh.truncate(4000 * 2**20)
+    assert big.stat().st_size > MAX_BYTES
+    proc = validate(str(big))
+    assert proc.returncode == 1 and codes(proc) == ["json_invalid"] and "Netron can open" in proc.stdout, proc.stdout

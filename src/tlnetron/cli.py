@@ -117,6 +117,11 @@ def cli_spelling(opt: Opt) -> str:
 # ------------------------------------------------------------------ stderr: lines, the bar and warnings
 
 
+def printable(text: str) -> str:
+    """``text`` with what UTF-8 cannot encode (lone surrogates a file can hold) escaped, so printing never fails."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 class _Stderr:
     """Lines on stderr, and the one progress line redrawn in place beneath them."""
 
@@ -131,7 +136,7 @@ class _Stderr:
             if self._bar_open:
                 stream.write("\n")
                 self._bar_open = False
-            stream.write(text + "\n")
+            stream.write(printable(text) + "\n")
             stream.flush()
 
     def bar(self, text: str, *, final: bool) -> None:
@@ -406,7 +411,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         _ERR.line(f"tlnetron: validate failed inside tlnetron ({type(exc).__name__}: {str(exc)[:300]}); this is a bug: please report it with the files.")
         return EXIT_CRASH
     for p in problems:
-        print(p.line())
+        print(printable(p.line()))
     if problems:
         _ERR.line(f"{len(problems)} problem(s)")
         return EXIT_INVALID
@@ -417,7 +422,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 def _validate(path: Path, companion_path: Path | None) -> list[Problem]:
     """Every problem of the artifact (and companion), each file read as Netron reads it."""
     from ._generated.vocab import ValidationCode
-    from .jsonfile import read_json_file
+    from .jsonfile import JsonFile, read_json_file
     from .validation import (
         artifact_problems,
         companion_problems,
@@ -425,7 +430,14 @@ def _validate(path: Path, companion_path: Path | None) -> list[Problem]:
         shown_in_model,
     )
 
-    artifact = read_json_file(path, what="artifact")
+    from .writer import read_pair
+
+    def read(p: Path) -> JsonFile:
+        if p == companion_path:
+            return read_json_file(p, what="companion", lossy=ValidationCode.NETRON_ATTACHMENT_INVALID)
+        return read_json_file(p, what="artifact")
+
+    artifact, companion = read_pair(path, companion_path, read) if companion_path is not None else (read(path), None)
     problems = list(artifact.problems)
     model = None
     if artifact.value is not None:
@@ -433,8 +445,7 @@ def _validate(path: Path, companion_path: Path | None) -> list[Problem]:
         problems.extend(found)
     if model is not None:
         problems.extend(artifact_problems(model))
-    if companion_path is not None:
-        companion = read_json_file(companion_path, what="companion", lossy=ValidationCode.NETRON_ATTACHMENT_INVALID)
+    if companion is not None:
         problems.extend(companion.problems)
         if companion.value is not None:
             # A broken artifact hides nothing of the companion's own: only its targets go unchecked.
@@ -586,6 +597,10 @@ def _stop_quietly_on_closed_pipe() -> None:
     os.close(devnull)
 
 
+_PATH_ARGS = {"trace": "TRACE", "output": "--output", "artifact": "ARTIFACT", "attachment": "--attachment",
+              "copy_to": "--copy-to", "output_dir": "--output-dir", "baseline": "--baseline"}
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     parser = build_parser()
@@ -605,6 +620,12 @@ def main(argv: list[str] | None = None) -> int:
                     python_showwarning(message, category, filename, lineno, file, line)
 
             warnings.showwarning = show
+            if args.func is not _cmd_validate:  # validate reports an unopenable path as a problem
+                from .options import check_os_limits
+
+                for dest, flag in _PATH_ARGS.items():
+                    if isinstance(getattr(args, dest, None), str):
+                        check_os_limits(Path(getattr(args, dest)), flag)
             code: int = args.func(args)
         sys.stdout.flush()
     except TlnetronError as exc:

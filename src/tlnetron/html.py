@@ -49,7 +49,6 @@ import json
 import os
 import re
 import shlex
-import stat
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -59,7 +58,7 @@ import orjson
 
 from ._generated.vocab import COMPANION_SIGNATURE, ErrorCode, WarningCode
 from .errors import TlnetronError, warn
-from .jsonfile import companion_object
+from .jsonfile import companion_object, read_input
 from .serve import AGE_GATE_DAYS
 
 __all__ = [
@@ -327,27 +326,6 @@ def build_page(
     return Page(page.encode("utf-8"), version, built, expires)
 
 
-def _read_input(path: Path, flag: str, outcome: str) -> bytes:
-    def refuse(why: str) -> TlnetronError:
-        return TlnetronError(
-            ErrorCode.INVALID_PATH,
-            f"{flag}{' ' if flag else ''}{str(path)!r} {why}; {outcome}.",
-            where=str(path),
-            remedy="pass the artifact (*.onnx.json) and its companion (*.onnx.attachment.json) written by tlnetron export.",
-        )
-
-    try:
-        info = path.stat()
-    except OSError as exc:
-        raise refuse(f"cannot be read ({exc.strerror or exc})") from None
-    if not stat.S_ISREG(info.st_mode):
-        raise refuse("is a folder" if stat.S_ISDIR(info.st_mode) else "is not a regular file")
-    try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise refuse(f"cannot be read ({exc.strerror or exc})") from None
-
-
 def _check_model(name: str, data: bytes, outcome: str) -> None:
     try:
         obj = orjson.loads(data)
@@ -414,9 +392,14 @@ def page_from_files(
             one), ``netron_attachment_invalid``, ``companion_mismatch`` (a companion of
             another export), ``netron_serve_unavailable``.
     """
-    data = _read_input(artifact, "", outcome)
+    from .writer import read_pair
+
+    if companion is None:
+        data, cdata = read_input(artifact, "", outcome), None
+    else:
+        data, cdata = read_pair(artifact, companion, lambda p: read_input(p, "" if p == artifact else attachment_flag, outcome))
     _check_model(artifact.name, data, outcome)
-    pair = (companion.name, _read_input(companion, attachment_flag, outcome)) if companion is not None else None
+    pair = (companion.name, cdata) if companion is not None and cdata is not None else None
     if pair is not None:
         from .validation import mismatched_pair
 
@@ -436,6 +419,10 @@ def write_page(artifact: Path, companion: Path | None, output: Path) -> Page:
         TlnetronError: ``invalid_path``, ``destination_unwritable``,
             ``netron_attachment_invalid``, ``netron_serve_unavailable``.
     """
+    from .options import check_os_limits
+
+    for path, flag in ((output, "output"), (artifact, "artifact"), *(((companion, "attachment"),) if companion is not None else ())):
+        check_os_limits(path, flag)
     from .writer import staged_files
 
     _check_output(output)

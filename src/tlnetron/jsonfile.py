@@ -24,12 +24,14 @@ import orjson
 from ._generated.vocab import COMPANION_SIGNATURE, ErrorCode, ValidationCode
 from .errors import Problem, TlnetronError
 
-__all__ = ["JsonFile", "companion_object", "parse_json_bytes", "read_json_file"]
+__all__ = ["MAX_BYTES", "MAX_DEPTH", "JsonFile", "companion_object", "parse_json_bytes", "read_input", "read_json_file", "too_deep"]
 
 _BOM = b"\xef\xbb\xbf"
 _SAFE_INTEGER = 2**53
-_MAX_BYTES = 4 * 2**30
-"""Files past this are not read: no artifact comes near it, and reading would take the memory."""
+MAX_BYTES = 2**29 - 24
+"""V8's longest string (Chromium, 64-bit): Netron parses a JSON file as one string, so past this it cannot open it."""
+_DOUBLE_DIGITS = 309
+"""An integer of more digits is past the largest double (of this many, some are): ``JSON.parse`` reads it as Infinity."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,10 +62,11 @@ def read_json_file(path: Path, *, what: str = "file", lossy: str = ValidationCod
         if not stat.S_ISREG(info.st_mode):
             kind = "a folder" if stat.S_ISDIR(info.st_mode) else "a pipe" if stat.S_ISFIFO(info.st_mode) else "a device or socket"
             return _fail(path, ValidationCode.JSON_INVALID, f"the {what} is {kind}, not a regular file")
-        if info.st_size > _MAX_BYTES:
-            return _fail(path, ValidationCode.JSON_INVALID, f"the {what} is {info.st_size:,} bytes, past the {_MAX_BYTES:,} read")
+        if info.st_size > MAX_BYTES:
+            return _fail(path, ValidationCode.JSON_INVALID,
+                         f"the {what} is {info.st_size:,} bytes, past the {MAX_BYTES:,} Netron can open (the longest string its browser holds)")
         with os.fdopen(fd, "rb", closefd=False) as fh:
-            data = fh.read(_MAX_BYTES + 1)
+            data = fh.read(MAX_BYTES + 1)
     except OSError as exc:
         return _fail(path, ValidationCode.JSON_INVALID, f"cannot read the {what} ({exc.strerror or exc})")
     finally:
@@ -82,9 +85,17 @@ def parse_json_bytes(data: bytes, where: str, *, what: str = "file", lossy: str 
     changed: list[Problem] = []
 
     def integer(token: str) -> int | float:
+        if len(token.lstrip("-")) > _DOUBLE_DIGITS:
+            # Read as JavaScript does, so no later stage converts (or prints) an unbounded int.
+            changed.append(Problem(lossy, where, f"the integer {token[:40]}… of {len(token.lstrip('-')):,} digits is past the largest double: JavaScript reads it as Infinity"))
+            return -math.inf if token.startswith("-") else math.inf
         value = int(token)
         if abs(value) > _SAFE_INTEGER:
-            shown = float(value) if abs(value) < 1.8e308 else math.inf
+            try:
+                shown = float(value)
+            except OverflowError:
+                changed.append(Problem(lossy, where, f"the integer {token[:40]}… is past the largest double: JavaScript reads it as Infinity"))
+                return -math.inf if value < 0 else math.inf
             changed.append(Problem(lossy, where,
                                  f"the integer {token[:40]}{'…' if len(token) > 40 else ''} is past 2**53: JavaScript reads it as {_js(shown)}"))
         return value
@@ -109,6 +120,22 @@ def parse_json_bytes(data: bytes, where: str, *, what: str = "file", lossy: str 
     except ValueError as exc:
         return JsonFile(None, (Problem(ValidationCode.JSON_INVALID, where, f"the {what} is not JSON ({exc})"),))
     return JsonFile(value, tuple(changed), text)
+
+
+MAX_DEPTH = 100
+"""Deeper values are refused: every later stage recurses, and nothing tlnetron writes nests past a few levels."""
+
+
+def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
+    """Whether ``value`` nests lists or dicts more than ``limit`` deep (walked without recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (list, dict)):
+            if depth > limit:
+                return True
+            stack.extend((v, depth + 1) for v in (item.values() if isinstance(item, dict) else item))
+    return False
 
 
 def _js(value: float) -> str:
@@ -137,3 +164,27 @@ def companion_object(name: str, data: bytes) -> dict[str, Any]:
             remedy="pass the <stem>.attachment.json file tlnetron wrote beside the artifact.",
         )
     return obj
+
+
+def read_input(path: Path, flag: str, outcome: str) -> bytes:
+    """The bytes of a regular file Netron could open, or ``invalid_path`` (a FIFO, a device, a folder, past the size limit)."""
+    def refuse(why: str) -> TlnetronError:
+        return TlnetronError(
+            ErrorCode.INVALID_PATH,
+            f"{flag}{' ' if flag else ''}{str(path)!r} {why}; {outcome}.",
+            where=str(path),
+            remedy="pass the artifact (*.onnx.json) and its companion (*.onnx.attachment.json) written by tlnetron export.",
+        )
+
+    try:
+        info = path.stat()
+    except OSError as exc:
+        raise refuse(f"cannot be read ({exc.strerror or exc})") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise refuse("is a folder" if stat.S_ISDIR(info.st_mode) else "is not a regular file")
+    if info.st_size > MAX_BYTES:
+        raise refuse(f"is {info.st_size:,} bytes, past the {MAX_BYTES:,} Netron can open")
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise refuse(f"cannot be read ({exc.strerror or exc})") from None

@@ -22,6 +22,7 @@ from ._generated.vocab import (
 )
 from .export_id import PLACEHOLDER
 from .ir import TraceIR
+from .jsonfile import MAX_DEPTH, too_deep
 from .words_facts import total_meta
 from .words_model import DISCLAIMER
 from .projection import Projection
@@ -128,6 +129,11 @@ def decode_metadata(rows: list[tuple[str, str]]) -> tuple[dict[str, Any], list[t
         if decode:
             try:
                 out[key] = json.loads(text)
+                if too_deep(out[key]):
+                    raise RecursionError
+            except RecursionError:
+                problems.append((key, f"JSON text nested more than {MAX_DEPTH} deep: too deep to check"))
+                out[key] = text
             except ValueError as exc:
                 problems.append((key, f"not JSON text ({exc})"))
                 out[key] = text

@@ -218,6 +218,7 @@ def _check_path_text(p: Path) -> None:
             "companion cannot name it in JSON.",
             where="path", remedy="pass a path of valid UTF-8 text, such as model.onnx.json.",
         ) from None
+    check_os_limits(p, "path", folders_only=True)  # the file name's own limit is checked below, counting its siblings
     parent = p.parent if str(p.parent) else Path(".")
     try:
         name_max = os.pathconf(parent, "PC_NAME_MAX") if parent.is_dir() else 255
@@ -231,6 +232,40 @@ def _check_path_text(p: Path) -> None:
             f"written beside it, this folder takes at most {longest} bytes ({name_max} per name).",
             where="path", remedy=f"choose a file name of at most {longest} bytes, such as model.onnx.json.",
         )
+
+
+_PATH_MAX = 4096
+"""Linux's longest path a system call takes, in bytes (the kernel refuses longer with ENAMETOOLONG)."""
+_NAME_MAX = 255
+
+
+def check_os_limits(p: Path, flag: str, *, folders_only: bool = False) -> None:
+    """Refuse, before anything touches it, a path no system call takes: NUL, not encodable, past PATH_MAX or NAME_MAX.
+
+    Raises:
+        TlnetronError: ``invalid_path``.
+    """
+    text = str(p)
+    try:
+        raw = os.fsencode(text)
+    except (UnicodeEncodeError, ValueError):
+        raw = None
+    if "\x00" in text or raw is None:
+        why = "contains a NUL character" if "\x00" in text else "cannot be encoded as a file name"
+        raise TlnetronError(ErrorCode.INVALID_PATH, f"{flag} {text[:80]!r}… {why}; nothing was written.",
+                            where=flag, remedy="pass a path of plain text without NUL characters.")
+    if len(raw) + _BESIDE_BYTES >= _PATH_MAX:
+        raise TlnetronError(
+            ErrorCode.INVALID_PATH,
+            f"{flag} is {len(raw):,} bytes long, past the {_PATH_MAX - _BESIDE_BYTES - 1:,} the system takes with the files written beside it; nothing was written.",
+            where=flag, remedy="pass a shorter path (cd into the folder and pass a relative one).")
+    parts = raw.split(b"/")
+    longest = max((len(part) for part in (parts[:-1] if folders_only else parts)), default=0)
+    if longest > _NAME_MAX:
+        raise TlnetronError(
+            ErrorCode.INVALID_PATH,
+            f"{flag} has a name of {longest} bytes, past the {_NAME_MAX} a file system takes per name; nothing was written.",
+            where=flag, remedy="pass a path whose every folder and file name is at most 255 bytes.")
 
 
 def is_page(path: Path) -> bool:

@@ -204,7 +204,8 @@ def run(
     # replaced in this order
     destinations = [page] if page is not None else [p for p in (path, companion_path) if p is not None]
     companion_data: bytes | None = None
-    with staged_files(destinations) as out:
+    stale = companion_path_for(path) if path is not None and page is None and companion_path is None else None
+    with staged_files(destinations, supersedes=stale) as out:
         # Both files are built with a placeholder where the export id goes; the builder
         # derives the id from both and writes it in, then both are staged, so the kernel
         # writes them out while the export goes on checking; nothing replaces an existing

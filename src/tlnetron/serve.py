@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import errno
+import http
 import http.server
 import ipaddress
 import json
@@ -184,9 +185,24 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(body)
 
+    timeout = 30
+    """Seconds a connection may sit idle (or half-open) before its thread lets it go."""
+
     def _refuse(self, code: int, why: str) -> None:
         self.close_connection = True
         self._send(code, "text/plain; charset=utf-8", f"{code} {why}\n".encode())
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """http.server's own errors (bad request line, long headers, unknown method) with our headers."""
+        if code == 501:  # a method with no do_ handler: only GET and HEAD are served
+            self._allow = True
+            return self._refuse(405, "only GET and HEAD are served")
+        self._refuse(code, message or http.HTTPStatus(code).phrase)
+
+    def end_headers(self) -> None:
+        if getattr(self, "_allow", False):
+            self.send_header("Allow", "GET, HEAD")
+        super().end_headers()
 
     def do_HEAD(self) -> None:  # noqa: N802
         self.do_GET()
@@ -205,6 +221,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     def _answer(self) -> None:
         site = self.site
+        if len(self.headers.get_all("Host") or ()) > 1:  # which one decides would differ between proxies and us
+            return self._refuse(400, "more than one Host header")
         if self.headers.get("Host", "").lower() not in site.hosts:
             return self._refuse(403, "this server answers only " + " or ".join(sorted(site.hosts)))
         if len(self.path) > MAX_TARGET:
@@ -230,6 +248,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
 class _Server(http.server.ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 128  # a browser opens many connections at once
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         return  # a client that hung up or sent garbage is not the user's concern
@@ -363,16 +382,13 @@ def serve_files(
     artifact: Path, companion: Path | None, *, browse: bool = True, host: str = LOOPBACK, port: int = 0
 ) -> Any:
     """Serve files from disk (``tlnetron serve``); see :func:`serve_bytes` for the arguments."""
-    try:
-        data = artifact.read_bytes()
-        cdata = companion.read_bytes() if companion is not None else None
-    except OSError as exc:
-        raise TlnetronError(
-            ErrorCode.INVALID_PATH,
-            f"cannot read {exc.filename} ({exc.strerror}).",
-            where=str(exc.filename),
-            remedy="pass the path of an artifact written by tlnetron export.",
-        ) from exc
+    from .jsonfile import read_input
+    from .writer import read_pair
+
+    def read(p: Path) -> bytes:
+        return read_input(p, "--attachment" if p == companion else "", "nothing was served")
+
+    data, cdata = read_pair(artifact, companion, read) if companion is not None else (read(artifact), None)
     pair = (companion.name, cdata) if companion is not None and cdata is not None else None
     served = serve_bytes((artifact.name, data), pair, browse=browse, host=host, port=port)
     return ExportResult(

@@ -31,6 +31,7 @@ from ._generated.vocab import (
     ValidationCode,
 )
 from .errors import Problem, TlnetronError
+from .jsonfile import MAX_DEPTH, too_deep
 from .metadata import decode_metadata
 from .perf import checker_allocator
 from .schemas import SchemaViolation, validate
@@ -303,6 +304,9 @@ def companion_problems(companion: Any, shown: Shown | None) -> Iterator[Problem]
     if not isinstance(companion, dict):
         yield Problem(code, "companion", "the top level must be a JSON object")
         return
+    if too_deep(companion):
+        yield Problem(code, "companion", f"nests arrays or objects more than {MAX_DEPTH} deep: a row's value is a number, a string, a boolean or a flat array of those")
+        return
     mismatch = _mismatch(shown.export_id, companion, lambda: shown) if shown is not None else None
     if mismatch is not None:
         yield mismatch
@@ -366,7 +370,7 @@ def parse_artifact(text: str, data: Any = None) -> tuple[onnx.ModelProto | None,
     model = onnx.ModelProto()
     try:
         json_format.Parse(text, model)
-    except (json_format.ParseError, RecursionError, ValueError, TypeError) as exc:
+    except (json_format.ParseError, RecursionError, ValueError, TypeError, OverflowError, SystemError) as exc:
         what = "nested too deep for the protobuf parser" if isinstance(exc, RecursionError) else str(exc)[:500]
         problems.append(Problem(ValidationCode.PROTO_PARSE_FAILED, "artifact", what))
         return None, problems

@@ -22,16 +22,18 @@ import contextlib
 import glob
 import json
 import os
+import re
 import shutil
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO, TypeVar
 
 from ._generated.vocab import ErrorCode
 from .errors import TlnetronError
 from .perf import start_writeback
 
-__all__ = ["StagedFiles", "companion_path_for", "staged_files"]
+__all__ = ["StagedFiles", "companion_path_for", "read_pair", "staged_files", "write_in_flight"]
 
 
 def companion_path_for(artifact: Path) -> Path:
@@ -66,6 +68,7 @@ def _finish_interrupted(destinations: Sequence[Path]) -> None:
     file of these destinations is then a leftover.
     """
     journal = _journal(destinations[0])
+    names = {d.name for d in (*destinations, companion_path_for(destinations[0]))}
     try:
         entries = json.loads(journal.read_bytes())
     except (OSError, ValueError):
@@ -73,8 +76,10 @@ def _finish_interrupted(destinations: Sequence[Path]) -> None:
     parent = destinations[0].parent
     for entry in entries if isinstance(entries, list) else []:
         tmp_name, dest_name = entry if isinstance(entry, list) and len(entry) == 2 else ("", "")
-        ours = all(isinstance(n, str) and n and "/" not in n and os.sep not in n for n in (tmp_name, dest_name))
-        if ours and tmp_name.endswith(f".{_TMP}") and tmp_name.startswith(f".{dest_name}."):
+        # Only a name this writer's scheme makes for one of these destinations is renamed.
+        ours = isinstance(dest_name, str) and dest_name in names and isinstance(tmp_name, str) and re.fullmatch(
+            rf"\.{re.escape(dest_name)}\.[0-9]+\.{_TMP}", tmp_name) is not None
+        if ours:
             with contextlib.suppress(OSError):
                 os.replace(parent / tmp_name, parent / dest_name)
     with contextlib.suppress(OSError):
@@ -98,7 +103,23 @@ def _writers_take_turns(destinations: Sequence[Path]) -> Iterator[None]:
     except ImportError:  # pragma: no cover - not POSIX
         yield
         return
-    lock = _lock_file(destinations[0])
+    # The companion's name is locked too: case-variants of one artifact name share it.
+    locks = sorted({_lock_file(destinations[0]), _lock_file(companion_path_for(destinations[0]))}, key=str)
+    held: list[tuple[Path, int]] = []
+    try:
+        for lock in locks:
+            held.append((lock, _lock(fcntl, lock)))
+        _finish_interrupted(destinations)
+        yield
+    finally:
+        for lock, fd in reversed(held):
+            with contextlib.suppress(OSError):
+                os.unlink(lock)
+            os.close(fd)  # releases the lock
+
+
+def _lock(fcntl: Any, lock: Path) -> int:
+    """An exclusive ``flock`` on ``lock``, retried until the file locked is the one at that name."""
     while True:
         try:
             fd = os.open(lock, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
@@ -107,20 +128,13 @@ def _writers_take_turns(destinations: Sequence[Path]) -> Iterator[None]:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             if os.path.samestat(os.fstat(fd), os.stat(lock)):
-                break
+                return fd
         except FileNotFoundError:
             pass
         except BaseException:
             os.close(fd)
             raise
         os.close(fd)
-    try:
-        _finish_interrupted(destinations)
-        yield
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(lock)
-        os.close(fd)  # releases the lock
 
 
 def _unwritable(exc: OSError) -> TlnetronError:
@@ -139,8 +153,9 @@ class StagedFiles:
     Use through :func:`staged_files`, which removes whatever was staged but not committed.
     """
 
-    def __init__(self, destinations: Sequence[Path]) -> None:
+    def __init__(self, destinations: Sequence[Path], supersedes: Path | None = None) -> None:
         self._order = list(destinations)
+        self._supersedes = supersedes
         self._staged: dict[Path, tuple[Path, BinaryIO]] = {}  # destination -> (temporary, open file)
 
     def stage(self, path: Path, data: bytes) -> None:
@@ -205,6 +220,15 @@ class StagedFiles:
                     except OSError:
                         shutil.copy2(path, backup)
                     backups.append((path, backup))
+            # A companion of the old artifact goes first, so no reader sees it beside the new one.
+            if self._supersedes is not None and _is_companion(self._supersedes):
+                backup = self._supersedes.with_name(f".{self._supersedes.name}.{os.getpid()}.{_BAK}")
+                with contextlib.suppress(FileNotFoundError):
+                    backup.unlink()
+                os.link(self._supersedes, backup)
+                backups.append((self._supersedes, backup))
+                self._supersedes.unlink()
+                replaced.append(self._supersedes)
             for path, tmp, _ in staged:
                 os.replace(tmp, path)
                 replaced.append(path)
@@ -235,15 +259,77 @@ class StagedFiles:
         self._staged.clear()
 
 
+def _is_companion(path: Path) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(64)
+    except OSError:
+        return False
+    return head.replace(b" ", b"").startswith(b'{"signature":"netron:attachment"')
+
+
 @contextlib.contextmanager
-def staged_files(destinations: Sequence[Path]) -> Iterator[StagedFiles]:
+def staged_files(destinations: Sequence[Path], supersedes: Path | None = None) -> Iterator[StagedFiles]:
     """A :class:`StagedFiles` for ``destinations`` whose uncommitted files are removed on the way out.
 
-    While it is open, no other writer (in any process) writes to the same first destination.
+    ``supersedes``: a companion left from an earlier export, removed at commit (before the
+    artifact is replaced; restored if the commit fails) when it is a netron:attachment file.
+    While it is open, no other writer (in any process) writes to the same artifact or companion name.
     """
-    out = StagedFiles(destinations)
+    out = StagedFiles(destinations, supersedes)
     with _writers_take_turns(destinations) if destinations else contextlib.nullcontext():
         try:
             yield out
         finally:
             out.discard()
+
+
+def write_in_flight(artifact: Path) -> bool:
+    """Whether a writer holds the lock of ``artifact``'s pair now (a lock file left by a killed writer is held by no one)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        return False
+    for lock in (_lock_file(artifact), _lock_file(companion_path_for(artifact))):
+        try:
+            fd = os.open(lock, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+    return False
+
+
+_Read = TypeVar("_Read")
+_PAIR_TRIES = 600
+"""A reader waits out writers this many times (a pause each) before taking what it has."""
+
+
+def read_pair(artifact: Path, companion: Path, read: Callable[[Path], _Read]) -> tuple[_Read, _Read]:
+    """``read`` of the artifact and of its companion, taken from one export.
+
+    A writer replaces both files by rename, one after the other: the pair read is one
+    export's when the artifact is the same file after the companion was read as before,
+    and no writer was committing meanwhile. Otherwise it is read again.
+    """
+    for _ in range(_PAIR_TRIES):
+        before = _identity(artifact)
+        first, second = read(artifact), read(companion)
+        if before == _identity(artifact) and not write_in_flight(artifact):
+            return first, second
+        time.sleep(0.05)
+    return first, second
+
+
+def _identity(path: Path) -> tuple[int, ...] | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)

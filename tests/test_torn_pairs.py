@@ -1,0 +1,83 @@
+"""Readers never report a torn pair: ``validate``, ``html`` and ``serve`` read an artifact and
+its companion from one export while another process exports to that place again and again.
+
+The exports are of IR literals (no torch), as in test_pairs.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from test_pairs import ARTIFACT, COMPANION, write
+from tlnetron import TlnetronError, cli
+from tlnetron.html import page_from_files
+from tlnetron.jsonfile import read_input
+from tlnetron.writer import read_pair
+
+
+def _exporting(folder: str, stop: Any) -> None:
+    n = 0
+    while not stop.is_set():
+        write(Path(folder), 2 + n % 3)
+        n += 1
+
+
+@pytest.fixture
+def busy(tmp_path: Path) -> Any:
+    write(tmp_path, 2)
+    ctx = multiprocessing.get_context("fork")
+    stop = ctx.Event()
+    proc = ctx.Process(target=_exporting, args=(str(tmp_path), stop))
+    proc.start()
+    yield tmp_path
+    stop.set()
+    proc.join(timeout=60)
+    assert proc.exitcode == 0
+
+
+def test_validate_reads_one_export_during_exports(busy: Path) -> None:
+    for _ in range(150):
+        problems = cli._validate(busy / ARTIFACT, busy / COMPANION)
+        assert [p for p in problems if p.code == "companion_mismatch"] == []
+
+
+def test_the_page_and_the_server_read_one_export_during_exports(busy: Path) -> None:
+    from tlnetron.validation import mismatched_pair
+    from tlnetron.jsonfile import companion_object
+
+    def read(p: Path) -> bytes:
+        return read_input(p, "", "nothing was written")
+
+    for _ in range(150):
+        data, cdata = read_pair(busy / ARTIFACT, busy / COMPANION, read)
+        assert mismatched_pair((ARTIFACT, data), (COMPANION, companion_object(COMPANION, cdata)), "alone") is None
+
+
+@pytest.mark.parametrize("special", ["fifo", "/dev/zero"])
+def test_serve_refuses_what_html_refuses_at_once(tmp_path: Path, special: str) -> None:
+    from tlnetron.serve import serve_files
+    if special == "fifo":
+        path = tmp_path / "p.onnx.json"
+        os.mkfifo(path)
+    else:
+        path = Path(special)
+    with pytest.raises(TlnetronError) as serve_refusal:
+        serve_files(path, None, browse=False)
+    with pytest.raises(TlnetronError) as html_refusal:
+        page_from_files(path, None)
+    assert serve_refusal.value.code == html_refusal.value.code == "invalid_path"
+
+
+def test_serve_refuses_a_file_past_what_netron_opens(tmp_path: Path) -> None:
+    from tlnetron.serve import serve_files
+    big = tmp_path / "big.onnx.json"
+    with open(big, "wb") as fh:
+        fh.truncate(4000 * 2**20)
+    with pytest.raises(TlnetronError) as refusal:
+        serve_files(big, None, browse=False)
+    assert refusal.value.code == "invalid_path" and "Netron can open" in str(refusal.value)
