@@ -443,11 +443,13 @@ def _validate(path: Path, companion_path: Path | None) -> list[Problem]:
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
+    from .colours import check_colour
     from .serve import serve_files, wait_forever
 
+    check_colour(args.colour_by, "--colour-by")  # before netron is looked for: the mistake is named first
     result = serve_files(
         Path(args.artifact), Path(args.attachment) if args.attachment else None,
-        browse=not args.no_browser, host=args.host, port=args.port,
+        browse=not args.no_browser, host=args.host, port=args.port, colour_by=args.colour_by,
     )
     print(f"serving    {result.url}  (Ctrl+C stops)")
     wait_forever(result)
@@ -554,6 +556,8 @@ def build_parser() -> argparse.ArgumentParser:
     srv.add_argument("--no-browser", action="store_true", help="do not open a browser tab")
     srv.add_argument("--host", default="127.0.0.1", help="address to serve on (default 127.0.0.1: this machine only)")
     srv.add_argument("--port", type=int, default=0, help="port to serve on (default 0: any free port)")
+    srv.add_argument("--colour-by", default="none", metavar="SCHEME",
+                     help="the heat map's first colour scheme (none, time, flops, bytes, params, diff, nonfinite; ?colour= in the URL too)")
     srv.set_defaults(func=_cmd_serve)
 
     page = sub.add_parser(
