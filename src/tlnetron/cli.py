@@ -462,7 +462,10 @@ def _cmd_html(args: argparse.Namespace) -> int:
 
     artifact = Path(args.artifact)
     companion = Path(args.attachment) if args.attachment else None
-    page = write_page(artifact, companion, Path(args.output))
+    from .colours import check_colour
+
+    check_colour(args.colour_by, "--colour-by")
+    page = write_page(artifact, companion, Path(args.output), colour_by=args.colour_by)
     held = artifact.name + (f" and {companion.name}" if companion else "")
     print(f"wrote      {args.output} ({len(page.html) / 2**20:.1f} MiB): {held} in Netron {page.netron_version}")
     print("open it    in a browser, from disk: it needs no server and no network")
@@ -570,6 +573,8 @@ def build_parser() -> argparse.ArgumentParser:
     page.add_argument("artifact", help="the artifact written by tlnetron export (model.onnx.json)")
     page.add_argument("--attachment", help="its companion (model.onnx.attachment.json), shown once the model is drawn")
     page.add_argument("-o", "--output", required=True, metavar="PAGE", help="the page to write (ending in .html)")
+    page.add_argument("--colour-by", default="none", metavar="SCHEME",
+                      help="the heat map's first colour scheme (none, time, flops, bytes, params, diff, nonfinite; ?colour= in the URL too)")
     page.set_defaults(func=_cmd_html)
 
     sch = sub.add_parser("schema", help="print where the installed JSON Schemas are (and copy them out)")

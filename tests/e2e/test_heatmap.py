@@ -98,3 +98,26 @@ def test_no_scheme_is_netrons_own_page(netron: NetronPage, served_demo: tuple[st
     nodes = netron._js(_PAINTED)
     assert nodes and all(n["colour"] is None for n in nodes)
     assert {n["fill"] for n in nodes} <= {"rgb(51, 51, 51)"}  # .node-item-type path { fill: #333 }
+
+
+def test_html_page_colours_by_its_colour_by(netron_browser: Any, zoo_trace: Any, tmp_path: Path) -> None:
+    """tlnetron html --colour-by time: the page from disk starts coloured, from the companion it holds."""
+    from tlnetron.html import write_page
+
+    exported = export_quietly(zoo_trace("demo"), tmp_path / "demo.onnx.json")
+    assert exported.companion is not None
+    page = tmp_path / "demo.html"
+    write_page(exported.artifact, exported.companion, page, colour_by="time")  # type: ignore[arg-type]
+    with netron_browser.new_page(consent="click", timeout=60) as netron:
+        netron.open_file_url(page)
+        netron.wait_title(" + companion")
+        check_time_colours(painted(netron, 1), time_of(exported.companion))
+
+
+def test_show_refuses_an_unknown_colour_scheme(tmp_path: Path) -> None:
+    import tlnetron
+    from tlnetron.errors import TlnetronError
+
+    with pytest.raises(TlnetronError) as caught:
+        tlnetron.show(tmp_path / "missing.onnx.json", colour_by="heat")
+    assert caught.value.code == "invalid_colour_scheme" and "nonfinite" in str(caught.value)
