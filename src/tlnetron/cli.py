@@ -456,6 +456,16 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_render(args: argparse.Namespace) -> int:
+    from .colours import check_colour
+    from .render import render
+
+    check_colour(args.colour_by, "--colour-by")
+    out = render(args.artifact, args.output, attachment=args.attachment, colour_by=args.colour_by, function=args.function)
+    print(f"wrote      {out}")
+    return EXIT_OK
+
+
 def _cmd_html(args: argparse.Namespace) -> int:
     from .html import write_page
     from .writer import companion_path_for
@@ -562,6 +572,14 @@ def build_parser() -> argparse.ArgumentParser:
     srv.add_argument("--colour-by", default="none", metavar="SCHEME",
                      help="the heat map's first colour scheme (none, time, flops, bytes, params, diff, nonfinite; ?colour= in the URL too)")
     srv.set_defaults(func=_cmd_serve)
+
+    ren = sub.add_parser("render", help="write the picture Netron draws (its own File > Export, SVG or PNG) from headless Chromium")
+    ren.add_argument("artifact")
+    ren.add_argument("--attachment")
+    ren.add_argument("-o", "--output", required=True, metavar="PICTURE", help="model.svg or model.png")
+    ren.add_argument("--colour-by", default="none", metavar="SCHEME", help="colour scheme (none, time, flops, bytes, params, diff, nonfinite)")
+    ren.add_argument("--function", metavar="NAME", help="draw this function's body instead of the root")
+    ren.set_defaults(func=_cmd_render)
 
     page = sub.add_parser(
         "html",

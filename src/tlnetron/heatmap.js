@@ -138,13 +138,28 @@
                 const item = g.querySelector(':scope > g.node-item-type');
                 if (item) {
                     item.querySelector(':scope > path').style.removeProperty('fill');
-                    item.querySelector(':scope > text').style.removeProperty('fill');
+                    const text = item.querySelector(':scope > text');
+                    text.style.removeProperty('fill');
+                    const span = text.querySelector(':scope > tspan.tlnetron-heat');
+                    if (span) {
+                        text.textContent = span.textContent;
+                    }
+                    for (const added of item.querySelectorAll(':scope > .tlnetron-heat')) {
+                        added.remove();
+                    }
                 }
                 g.removeAttribute('data-tlnetron-colour');
                 g.removeAttribute('data-tlnetron-value');
             }
         };
+        let observer = null;
         const paint = () => {
+            draw();
+            if (observer) {
+                observer.takeRecords();  // our own changes are not Netron redrawing
+            }
+        };
+        const draw = () => {
             const doc = getDocument();
             if (!doc || !doc.getElementById('canvas')) {
                 return;
@@ -195,8 +210,35 @@
                     return;
                 }
                 const c = colour(values[i]) || NEUTRAL;
-                item.querySelector(':scope > path').style.setProperty('fill', c);
-                item.querySelector(':scope > text').style.setProperty('fill', ink(c));
+                const path = item.querySelector(':scope > path');
+                const text = item.querySelector(':scope > text');
+                path.style.setProperty('fill', c);
+                text.style.setProperty('fill', ink(c));
+                // Netron's export rewrites every path's and text's fill from grapher.css: a clipped <rect>
+                // and a <tspan> (which no grapher.css rule names) carry the colour into File > Export too.
+                const ns = 'http://www.w3.org/2000/svg';
+                const box = path.getBBox();
+                const clip = doc.createElementNS(ns, 'clipPath');
+                clip.setAttribute('id', `tlnetron-clip-${i}`);
+                clip.setAttribute('class', 'tlnetron-heat');
+                const shape = doc.createElementNS(ns, 'path');
+                shape.setAttribute('d', path.getAttribute('d'));
+                clip.appendChild(shape);
+                const rect = doc.createElementNS(ns, 'rect');
+                rect.setAttribute('class', 'tlnetron-heat');
+                for (const [k, v] of [['x', box.x], ['y', box.y], ['width', box.width], ['height', box.height]]) {
+                    rect.setAttribute(k, String(v));
+                }
+                rect.setAttribute('clip-path', `url(#tlnetron-clip-${i})`);
+                rect.setAttribute('style', `fill:${c};pointer-events:none`);
+                item.insertBefore(clip, path);
+                item.insertBefore(rect, text);
+                const span = doc.createElementNS(ns, 'tspan');
+                span.setAttribute('class', 'tlnetron-heat');
+                span.setAttribute('style', `fill:${ink(c)}`);
+                span.textContent = text.textContent;
+                text.textContent = '';
+                text.appendChild(span);
                 g.setAttribute('data-tlnetron-colour', c);
                 if (values[i] !== undefined) {
                     g.setAttribute('data-tlnetron-value', String(values[i]));
@@ -214,7 +256,7 @@
             const doc = getDocument();
             if (doc && doc.body && observed !== doc) {
                 observed = doc;
-                new doc.defaultView.MutationObserver((records) => {
+                observer = new doc.defaultView.MutationObserver((records) => {
                     const ours = records.every((r) => box.contains(r.target));  // the legend's own redraw
                     if (ours || pending) {
                         return;

@@ -121,3 +121,32 @@ def test_show_refuses_an_unknown_colour_scheme(tmp_path: Path) -> None:
     with pytest.raises(TlnetronError) as caught:
         tlnetron.show(tmp_path / "missing.onnx.json", colour_by="heat")
     assert caught.value.code == "invalid_colour_scheme" and "nonfinite" in str(caught.value)
+
+
+def test_render_svg_is_netrons_export_coloured_and_deterministic(zoo_trace: Any, tmp_path: Path) -> None:
+    """tlnetron render: the SVG Netron's export writes, one box per drawn node, coloured, the same bytes twice."""
+    import subprocess
+    import sys
+
+    exported = export_quietly(zoo_trace("demo"), tmp_path / "demo.onnx.json")
+    artifact = json.loads(exported.artifact.read_text("utf-8"))  # type: ignore[union-attr]
+    pictures = [tmp_path / f"demo{i}.svg" for i in (1, 2)]
+    for picture in pictures:  # a fresh process each (this session's Playwright is the driver's)
+        subprocess.run([sys.executable, "-m", "tlnetron.cli", "render", str(exported.artifact), "--attachment",
+                        str(exported.companion), "-o", str(picture), "--colour-by", "time"], check=True, timeout=300)
+    text = pictures[0].read_text("utf-8")
+    assert text.count('class="node graph-node') == len(artifact["graph"]["node"])
+    assert 'rect class="tlnetron-heat"' in text
+    assert pictures[0].read_bytes() == pictures[1].read_bytes()
+
+
+def test_render_refuses_a_bad_format_and_scheme(tmp_path: Path) -> None:
+    from tlnetron.errors import TlnetronError
+    from tlnetron.render import render
+
+    with pytest.raises(TlnetronError) as caught:
+        render(tmp_path / "m.onnx.json", tmp_path / "m.jpg")
+    assert caught.value.code == "invalid_path" and not (tmp_path / "m.jpg").exists()
+    with pytest.raises(TlnetronError) as caught:
+        render(tmp_path / "m.onnx.json", tmp_path / "m.svg", colour_by="heat")
+    assert caught.value.code == "invalid_colour_scheme"

@@ -3,7 +3,7 @@
 #   schema/companion.schema.json (sha256 9aae5d8e60f8b066a770c9edd3245996e125f422cd7c1570e35e67b6328ee9f1)
 #   schema/model-metadata.schema.json (sha256 868d9d266efa15fc843348b2b23491d12dffee9d166d5c167cd0f6c40077c6bd)
 #   schema/node-properties.schema.json (sha256 6faa6cb73fa500baec39a865d6a570ce06b670314ad91c985abdf85a79624325)
-#   schema/vocabularies.schema.json (sha256 70b6d40944335a637e647696e1ca1a961b0f25ddb91f29a254ae7c6df35c21f0).
+#   schema/vocabularies.schema.json (sha256 beb2cb813dffb9e0aeb1b8123e73d69ed0a9d4ad9c3cb54504bafe8aa0d61705).
 # Regenerate with `nox -s codegen` (or `python codegen/generate.py`).
 """Closed vocabularies, metadata key names and schema facts from tlnetron's JSON Schemas.
 
@@ -481,6 +481,7 @@ ErrorCodeName: TypeAlias = Literal[
     "serve_address_unavailable",
     "companion_mismatch",
     "invalid_colour_scheme",
+    "render_unavailable",
 ]
 """A member of the error_code vocabulary (a plain ``str`` at run time)."""
 
@@ -524,6 +525,8 @@ class ErrorCode:
     """The companion given with an artifact was written by another export (their export ids differ): serving them together would show another model's numbers."""
     INVALID_COLOUR_SCHEME: Final = "invalid_colour_scheme"
     """colour_by / --colour-by / ?colour= is not one of the colour_scheme vocabulary."""
+    RENDER_UNAVAILABLE: Final = "render_unavailable"
+    """tlnetron render found no browser driver (Playwright, the render extra) or no Chromium."""
 
 
 ERROR_CODE: tuple[ErrorCodeName, ...] = (
@@ -545,6 +548,7 @@ ERROR_CODE: tuple[ErrorCodeName, ...] = (
     "serve_address_unavailable",
     "companion_mismatch",
     "invalid_colour_scheme",
+    "render_unavailable",
 )
 ERROR_CODE_DOC: dict[str, str] = {
     "not_a_trace": "The subject is not a TorchLens Trace.",
@@ -565,6 +569,7 @@ ERROR_CODE_DOC: dict[str, str] = {
     "serve_address_unavailable": "The address to serve on is not an IP address of this machine, is a wildcard, or its port is taken.",
     "companion_mismatch": "The companion given with an artifact was written by another export (their export ids differ): serving them together would show another model's numbers.",
     "invalid_colour_scheme": "colour_by / --colour-by / ?colour= is not one of the colour_scheme vocabulary.",
+    "render_unavailable": "tlnetron render found no browser driver (Playwright, the render extra) or no Chromium.",
 }
 
 
