@@ -458,7 +458,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
 def _cmd_render(args: argparse.Namespace) -> int:
     from .colours import check_colour
-    from .render import render
+    from .pictures import render
 
     check_colour(args.colour_by, "--colour-by")
     out = render(args.artifact, args.output, attachment=args.attachment, colour_by=args.colour_by, function=args.function)

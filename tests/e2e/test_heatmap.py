@@ -142,7 +142,7 @@ def test_render_svg_is_netrons_export_coloured_and_deterministic(zoo_trace: Any,
 
 def test_render_refuses_a_bad_format_and_scheme(tmp_path: Path) -> None:
     from tlnetron.errors import TlnetronError
-    from tlnetron.render import render
+    from tlnetron.pictures import render
 
     with pytest.raises(TlnetronError) as caught:
         render(tmp_path / "m.onnx.json", tmp_path / "m.jpg")
