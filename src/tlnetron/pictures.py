@@ -105,6 +105,7 @@ def render(artifact: str | os.PathLike[str], output: str | os.PathLike[str], *,
                             where=str(source), remedy="pass the path of an artifact written by tlnetron export.") from None
     drill = _function_path(model, function) if function else []
     try:
+        from playwright.sync_api import Error as PlaywrightError
         from playwright.sync_api import sync_playwright
     except ImportError:
         raise _unavailable("rendering drives a headless Chromium with Playwright, which is not installed.") from None
@@ -132,7 +133,7 @@ def render(artifact: str | os.PathLike[str], output: str | os.PathLike[str], *,
                 frame = page.frame_locator("#netron")
                 for name in drill:
                     node = frame.locator(f'#nodes > g.node[id="node-name-{name}"]')
-                    node.locator(":scope > g.node-item:has(> title:text-is('Show Function Definition'))").dispatch_event("click")
+                    node.locator(":scope > g.node-item-function").first.click()  # a real click: dispatch_event evaluates in the app's world, whose eval Netron replaced
                     _until(lambda: node.count() == 0 and frame.locator("#nodes > g.node").count() > 0, timeout,
                            f"Netron to draw the body of {name}")
                 _until(lambda: frame.locator("#nodes > g.node[style*='opacity']").count() == 0
@@ -147,6 +148,9 @@ def render(artifact: str | os.PathLike[str], output: str | os.PathLike[str], *,
                 os.replace(staged, out)
             finally:
                 browser.close()
+    except PlaywrightError as exc:
+        # The browser failed us: a typed refusal, never a traceback.
+        raise _unavailable(f"the headless browser failed ({str(exc).splitlines()[0]}); nothing was written.") from None
     finally:
         result.server.stop()
         shutil.rmtree(profile, ignore_errors=True)
