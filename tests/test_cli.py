@@ -618,3 +618,12 @@ def test_torchlens_warnings_while_loading_print_as_one_line(saved: Path, tmp_pat
     assert proc.returncode == 0, proc.stderr
     lines = [line for line in proc.stderr.splitlines() if "unpickles" not in line]
     assert lines == ["torchlens TorchLensWarning: this save was written by an older torchlens"], proc.stderr
+
+
+def test_serve_refuses_an_unknown_colour_scheme_listing_the_choices(tmp_path: Path) -> None:
+    """A bad --colour-by is a typed refusal naming every scheme, before anything is read or served."""
+    proc = run("serve", str(tmp_path / "missing.onnx.json"), "--colour-by", "heat", "--no-browser")
+    assert proc.returncode == 3, proc.stderr
+    assert "invalid_colour_scheme" in proc.stderr and "--colour-by 'heat'" in proc.stderr
+    assert "none, time, flops, bytes, params, diff, nonfinite" in proc.stderr
+    assert "Traceback" not in proc.stderr

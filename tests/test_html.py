@@ -143,7 +143,8 @@ def test_index_html_is_netrons_but_for_its_head(parsed: _Parsed, built: Page) ->
     index = netron_file("index.html")
     scripts = [text for attrs, text in parsed.scripts if not attrs]
     assert scripts[0] == netron_file("index.js")  # inline, unmodified
-    assert scripts[1] == (Path(page_module.__file__).parent / "html_loader.js").read_text("utf-8")
+    assert scripts[1] == (Path(page_module.__file__).parent / "heatmap.js").read_text("utf-8")  # ours, beside Netron's
+    assert scripts[2] == (Path(page_module.__file__).parent / "html_loader.js").read_text("utf-8")
     assert netron_file("grapher.css") in parsed.styles[0]
     # The age gate's date is Netron's own: the page is not made to look newer than its app.
     date = re.search(r'<meta name="date" content="[^"]*">', index)
@@ -183,7 +184,7 @@ def test_page_policy_allows_no_connection_and_only_its_own_scripts(parsed: _Pars
     assert directives["worker-src"] == ["data:"]
     inline = [text for attrs, text in parsed.scripts if attrs.get("type") in (None, "importmap")]
     hashes = ["'sha256-" + base64.b64encode(hashlib.sha256(t.encode()).digest()).decode() + "'" for t in inline]
-    assert len(hashes) == 3
+    assert len(hashes) == 4  # the import map, index.js, the heat map, the loader
     assert sorted(directives["script-src"]) == sorted([*hashes, "data:"])
     assert "'unsafe-inline'" not in directives["script-src"] and "'unsafe-eval'" not in policies[0]
 

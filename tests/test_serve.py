@@ -184,7 +184,8 @@ def test_memory_only_serve(log: torchlens.Trace, browser: Browser, served: list[
     status, page = get(result.url)  # type: ignore[arg-type]
     assert status == 200 and b'src="/netron/index.html"' in page
     status, listing = get(f"{result.url}tlnetron/files.json")
-    assert status == 200 and list(json.loads(listing)) == ["model"]  # no companion to hand over
+    assert status == 200 and list(json.loads(listing)) == ["model", "schemes", "colour"]  # no companion to hand over
+    assert json.loads(listing)["colour"] == "none"  # the heat map starts off: Netron's own colours
     assert json.loads(listing)["model"]["name"].endswith(".onnx.json")
     status, body = get(f"{result.url}tlnetron/data/model")
     assert status == 200 and body == result.artifact_json.encode("utf-8")

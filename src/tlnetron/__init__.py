@@ -29,6 +29,7 @@ __all__ = [
     "TlnetronWarning",
     "__version__",
     "export",
+    "render",
     "schema_dir",
     "show",
 ]
@@ -38,6 +39,7 @@ __all__ = [
 # commands that only print help or schemas start without it.
 _FROM_API = frozenset({"LEGIBILITY_BUDGET", "ExportResult", "export"})
 _FROM_NOTEBOOK = frozenset({"show"})
+_FROM_PICTURES = frozenset({"render"})
 
 
 def __getattr__(name: str) -> Any:
@@ -53,8 +55,14 @@ def __getattr__(name: str) -> Any:
         value = getattr(notebook, name)
         globals()[name] = value
         return value
+    if name in _FROM_PICTURES:
+        from . import pictures
+
+        value = getattr(pictures, name)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module 'tlnetron' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | _FROM_API | _FROM_NOTEBOOK)
+    return sorted(set(globals()) | _FROM_API | _FROM_NOTEBOOK | _FROM_PICTURES)

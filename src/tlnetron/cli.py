@@ -454,14 +454,26 @@ def _validate(path: Path, companion_path: Path | None) -> list[Problem]:
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
+    from .colours import check_colour
     from .serve import serve_files, wait_forever
 
+    check_colour(args.colour_by, "--colour-by")  # before netron is looked for: the mistake is named first
     result = serve_files(
         Path(args.artifact), Path(args.attachment) if args.attachment else None,
-        browse=not args.no_browser, host=args.host, port=args.port,
+        browse=not args.no_browser, host=args.host, port=args.port, colour_by=args.colour_by,
     )
     print(f"serving    {result.url}  (Ctrl+C stops)")
     wait_forever(result)
+    return EXIT_OK
+
+
+def _cmd_render(args: argparse.Namespace) -> int:
+    from .colours import check_colour
+    from .pictures import render
+
+    check_colour(args.colour_by, "--colour-by")
+    out = render(args.artifact, args.output, attachment=args.attachment, colour_by=args.colour_by, function=args.function)
+    print(f"wrote      {out}")
     return EXIT_OK
 
 
@@ -471,7 +483,10 @@ def _cmd_html(args: argparse.Namespace) -> int:
 
     artifact = Path(args.artifact)
     companion = Path(args.attachment) if args.attachment else None
-    page = write_page(artifact, companion, Path(args.output))
+    from .colours import check_colour
+
+    check_colour(args.colour_by, "--colour-by")
+    page = write_page(artifact, companion, Path(args.output), colour_by=args.colour_by)
     held = artifact.name + (f" and {companion.name}" if companion else "")
     print(f"wrote      {args.output} ({len(page.html) / 2**20:.1f} MiB): {held} in Netron {page.netron_version}")
     print("open it    in a browser, from disk: it needs no server and no network")
@@ -565,7 +580,17 @@ def build_parser() -> argparse.ArgumentParser:
     srv.add_argument("--no-browser", action="store_true", help="do not open a browser tab")
     srv.add_argument("--host", default="127.0.0.1", help="address to serve on (default 127.0.0.1: this machine only)")
     srv.add_argument("--port", type=int, default=0, help="port to serve on (default 0: any free port)")
+    srv.add_argument("--colour-by", default="none", metavar="SCHEME",
+                     help="the heat map's first colour scheme (none, time, flops, bytes, params, diff, nonfinite; ?colour= in the URL too)")
     srv.set_defaults(func=_cmd_serve)
+
+    ren = sub.add_parser("render", help="write the picture Netron draws (its own File > Export, SVG or PNG) from headless Chromium")
+    ren.add_argument("artifact")
+    ren.add_argument("--attachment")
+    ren.add_argument("-o", "--output", required=True, metavar="PICTURE", help="model.svg or model.png")
+    ren.add_argument("--colour-by", default="none", metavar="SCHEME", help="colour scheme (none, time, flops, bytes, params, diff, nonfinite)")
+    ren.add_argument("--function", metavar="NAME", help="draw this function's body instead of the root")
+    ren.set_defaults(func=_cmd_render)
 
     page = sub.add_parser(
         "html",
@@ -577,6 +602,8 @@ def build_parser() -> argparse.ArgumentParser:
     page.add_argument("artifact", help="the artifact written by tlnetron export (model.onnx.json)")
     page.add_argument("--attachment", help="its companion (model.onnx.attachment.json), shown once the model is drawn")
     page.add_argument("-o", "--output", required=True, metavar="PAGE", help="the page to write (ending in .html)")
+    page.add_argument("--colour-by", default="none", metavar="SCHEME",
+                      help="the heat map's first colour scheme (none, time, flops, bytes, params, diff, nonfinite; ?colour= in the URL too)")
     page.set_defaults(func=_cmd_html)
 
     sch = sub.add_parser("schema", help="print where the installed JSON Schemas are (and copy them out)")

@@ -4,7 +4,7 @@ The page holds Netron's own web app, from the installed ``netron`` package (only
 modules its ONNX JSON reader and its layout need), the artifact and the companion. Opened
 from ``file://`` with no server and no network, it draws the model and then loads the
 companion, as ``tlnetron serve`` does, and asks no host for anything: its
-Content-Security-Policy allows its own three inline scripts (by hash), scripts, the worker
+Content-Security-Policy allows its own four inline scripts (by hash), scripts, the worker
 and images from ``data:`` URLs (and images from ``blob:``), and no connection at all, so
 Netron's location lookup and analytics beacons are refused inside the browser.
 
@@ -14,7 +14,7 @@ What the page changes in Netron's files, exactly (anything else is byte-for-byte
   ``<title>`` names the model; ``<link href="grapher.css">`` becomes a ``<style>`` holding
   grapher.css (and one styling the note); its five icon ``<link>`` tags become one holding icon.png as a ``data:`` URL;
   ``<script src="index.js">`` becomes the import map, index.js itself (inline, unmodified),
-  the page's data and the loader (``html_loader.js``, ours); and a small note is added at
+  the heat map (``heatmap.js``, ours), the page's data and the loader (``html_loader.js``, ours); and a small note is added at
   the end of ``<body>``: when Netron's age gate will stop the page, and how to regenerate it.
   The ``<meta name="date">`` the age gate reads is kept as it is.
 * every included module: each relative module specifier in an ``import ... from`` or an
@@ -100,7 +100,7 @@ PAGE_POLICY_DIRECTIVES: tuple[str, ...] = (
     "form-action 'none'",
 )
 PAGE_POLICY = "; ".join(PAGE_POLICY_DIRECTIVES)
-"""The page's Content-Security-Policy (``{hashes}``: the sha256 of its three inline scripts)."""
+"""The page's Content-Security-Policy (``{hashes}``: the sha256 of its four inline scripts)."""
 
 _SPECIFIER = re.compile(r"""(\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)'\./([A-Za-z0-9_-]+)\.js'""")
 _ANY_RELATIVE = re.compile(r"""(\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)['"`]\.{1,2}/""")
@@ -237,6 +237,7 @@ def build_page(
     *,
     page_name: str = "page.html",
     command: str | None = None,
+    colour_by: str = "none",
 ) -> Page:
     """Build the page: Netron's web app, the artifact and (optionally) the companion in one HTML file.
 
@@ -246,6 +247,7 @@ def build_page(
         page_name: the page's file name, for the regenerate command the page shows.
         command: what the page's note says to run to regenerate it (default: the
             ``tlnetron html`` command for these files and ``page_name``).
+        colour_by: the heat map's first colour scheme (``none``: Netron's own colours).
 
     Returns:
         The page, with the Netron version inside and when its age gate stops it.
@@ -254,6 +256,9 @@ def build_page(
         TlnetronError: ``netron_serve_unavailable`` (netron is not installed, or its web
             app is not one tlnetron can put in a page), ``netron_attachment_invalid``.
     """
+    from .colours import page_colours
+
+    colours = page_colours(colour_by)  # refuses an unknown scheme before anything is built
     if companion is not None:
         companion_object(*companion)
     folder = _netron_dir()
@@ -278,6 +283,7 @@ def build_page(
     import_map = _inline(_script_safe_json({"imports": {f"{name}.js": _js_url(text) for name, text in modules.items()}}), "the import map")
     index_js = _inline(_read_app(folder, "index.js"), "index.js")
     loader = _inline((resources.files("tlnetron") / "html_loader.js").read_text(encoding="utf-8"), "html_loader.js")
+    heatmap = _inline((resources.files("tlnetron") / "heatmap.js").read_text(encoding="utf-8"), "heatmap.js")
     assets = {name: _gzip64((folder / name).read_bytes()) for name in ASSETS}
     files: dict[str, Any] = {
         "model": {"name": model[0], "gzip": _gzip64(model[1])},
@@ -286,8 +292,9 @@ def build_page(
         "modules": [f"{name}.js" for name in modules],
         "worker": {"source": worker, "imports": worker_imports},
         "expires": int(expires.timestamp() * 1000),
+        **colours,
     }
-    policy = PAGE_POLICY.format(hashes=" ".join(_sha256(s) for s in (import_map, index_js, loader)))
+    policy = PAGE_POLICY.format(hashes=" ".join(_sha256(s) for s in (import_map, index_js, heatmap, loader)))
 
     names = model[0] + (f" + {companion[0]}" if companion is not None else "")
     title = f"{names} - Netron {version} (tlnetron page, works until {expires:%Y-%m-%d})"
@@ -313,6 +320,7 @@ def build_page(
         f'<link rel="icon" type="image/png" href="{icon}">\n'
         f'<script type="importmap">{import_map}</script>\n'
         f"<script>{index_js}</script>\n"
+        f"<script>{heatmap}</script>\n"
         f'<script type="application/json" id="tlnetron-data">{_script_safe_json(files)}</script>\n'
         f"<script>{loader}</script>",
     )
@@ -381,6 +389,7 @@ def page_from_files(
     attachment_flag: str = "--attachment",
     outcome: str = "nothing was written",
     command: str | None = None,
+    colour_by: str = "none",
 ) -> Page:
     """Build the page from the files ``tlnetron export`` wrote (see :func:`build_page`).
 
@@ -406,10 +415,10 @@ def page_from_files(
         refusal = mismatched_pair((artifact.name, data), (pair[0], companion_object(*pair)), f"leave out {attachment_flag} for the model alone")
         if refusal is not None:
             raise refusal
-    return build_page((artifact.name, data), pair, page_name=page_name, command=command)
+    return build_page((artifact.name, data), pair, page_name=page_name, command=command, colour_by=colour_by)
 
 
-def write_page(artifact: Path, companion: Path | None, output: Path) -> Page:
+def write_page(artifact: Path, companion: Path | None, output: Path, colour_by: str = "none") -> Page:
     """Write the page for ``artifact`` (and ``companion``) to ``output``, atomically.
 
     The page is written to a temporary sibling, synced, and put in place with
@@ -425,8 +434,11 @@ def write_page(artifact: Path, companion: Path | None, output: Path) -> Page:
         check_os_limits(path, flag)
     from .writer import staged_files
 
+    from .colours import check_colour
+
+    check_colour(colour_by)
     _check_output(output)
-    page = page_from_files(artifact, companion, page_name=output.name)
+    page = page_from_files(artifact, companion, page_name=output.name, colour_by=colour_by)
     if page.expired():
         warn(
             WarningCode.NETRON_APP_EXPIRED,

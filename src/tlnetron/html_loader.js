@@ -121,7 +121,14 @@
         await drop(data.companion);
         document.title = document.title.replace(/ \+ model$/, ' + companion');
     };
+    // The heat map: the same files Netron was handed, coloured by ?colour= or the page's choice.
+    const heat = async () => {
+        const parse = async (entry) => (entry ? JSON.parse(await (await gunzip(entry.gzip)).text()) : null);
+        const asked = new URLSearchParams(window.location.search).get('colour');
+        window.tlnetronHeatmap.attach(() => document, document.body, await parse(data.model), await parse(data.companion),
+            data.schemes, asked === null ? data.colour : asked);
+    };
     window.addEventListener('load', () => {
-        open();
+        open().then(heat);
     });
 })();

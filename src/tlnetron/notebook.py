@@ -60,7 +60,8 @@ def _name(value: Path | None, default: str) -> str:
     return value.name if value is not None else default
 
 
-def show(what: Any, *, attachment: str | os.PathLike[str] | bool | None = None, height: int = 720) -> NotebookPage:
+def show(what: Any, *, attachment: str | os.PathLike[str] | bool | None = None, height: int = 720,
+         colour_by: str = "none") -> NotebookPage:
     """Show an artifact (and its companion) in Netron, in a notebook cell, with no server.
 
     Args:
@@ -70,6 +71,8 @@ def show(what: Any, *, attachment: str | os.PathLike[str] | bool | None = None, 
             ``<stem>.attachment.json`` beside the artifact when it is there; False shows
             the model alone. For an export result, False leaves its companion out.
         height: the iframe's height in CSS pixels.
+        colour_by: the heat map's first colour scheme (none, time, flops, bytes, params,
+            diff, nonfinite; ``none``: Netron's own colours).
 
     Returns:
         A :class:`NotebookPage`: the cell shows it when it is the cell's value (or is
@@ -78,9 +81,13 @@ def show(what: Any, *, attachment: str | os.PathLike[str] | bool | None = None, 
     Raises:
         TlnetronError: ``invalid_path`` (a file cannot be read, or is not an artifact),
             ``netron_attachment_invalid``, ``netron_serve_unavailable`` (netron is not
-            installed), ``invalid_option`` (``what`` or ``height`` is of the wrong kind).
+            installed), ``invalid_option`` (``what`` or ``height`` is of the wrong kind),
+            ``invalid_colour_scheme``.
     """
+    from .colours import check_colour
     from .writer import companion_path_for
+
+    check_colour(colour_by)
 
     if isinstance(height, bool) or not isinstance(height, int) or height < 100:
         raise TlnetronError(ErrorCode.INVALID_OPTION, f"height={height!r} is not a whole number of pixels from 100.",
@@ -98,14 +105,14 @@ def show(what: Any, *, attachment: str | os.PathLike[str] | bool | None = None, 
         else:
             companion = Path(attachment)
         page = page_from_files(artifact, companion, attachment_flag="attachment=", outcome="nothing was shown",
-                               command=_COMMAND)
+                               command=_COMMAND, colour_by=colour_by)
         names = artifact.name + (f" + {companion.name}" if companion is not None else "")
     elif hasattr(what, "artifact_bytes") and hasattr(what, "companion_bytes"):
         name = _name(what.artifact, "model.onnx.json")
         pair = None
         if what.companion_bytes is not None and attachment is not False:
             pair = (_name(what.companion, name.removesuffix(".json") + ".attachment.json"), what.companion_bytes)
-        page = build_page((name, what.artifact_bytes), pair, command=_COMMAND)
+        page = build_page((name, what.artifact_bytes), pair, command=_COMMAND, colour_by=colour_by)
         names = name + (f" + {pair[0]}" if pair is not None else "")
     else:
         raise TlnetronError(

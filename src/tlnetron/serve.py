@@ -128,6 +128,7 @@ _PAGE = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{title} - Netron (tlnetron)</title>
 <link rel="icon" href="/netron/favicon.ico">
 <style>html,body{{margin:0;height:100%;overflow:hidden}}iframe{{border:0;width:100%;height:100%}}</style>
+<script defer src="/tlnetron/heatmap.js"></script>
 <script defer src="/tlnetron/bootstrap.js"></script></head>
 <body><iframe id="netron" src="/netron/index.html" title="Netron"></iframe></body></html>
 """
@@ -147,14 +148,19 @@ _TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript", ".css":
           ".png": "image/png", ".ico": "image/x-icon"}
 
 
-def _site(model: tuple[str, bytes], companion: tuple[str, bytes] | None, hosts: frozenset[str]) -> _Site:
+def _site(model: tuple[str, bytes], companion: tuple[str, bytes] | None, hosts: frozenset[str],
+          colour_by: str = "none") -> _Site:
+    from .colours import page_colours
+
     files = {"model": model, **({"companion": companion} if companion is not None else {})}
-    listing = {k: {"url": f"/tlnetron/data/{k}", "name": name} for k, (name, _) in files.items()}
+    listing: dict[str, Any] = {k: {"url": f"/tlnetron/data/{k}", "name": name} for k, (name, _) in files.items()}
+    listing.update(page_colours(colour_by))
     page = _PAGE.format(title=model[0].replace("&", "&amp;").replace("<", "&lt;")).encode()
     routes = {
         "/": (_TYPES[".html"], page),
         "/index.html": (_TYPES[".html"], page),
         "/tlnetron/bootstrap.js": (_TYPES[".js"], (resources.files("tlnetron") / "serve_bootstrap.js").read_bytes()),
+        "/tlnetron/heatmap.js": (_TYPES[".js"], (resources.files("tlnetron") / "heatmap.js").read_bytes()),
         "/tlnetron/files.json": (_TYPES[".json"], json.dumps(listing).encode()),
         **{f"/tlnetron/data/{k}": (_TYPES[".json"], data) for k, (_, data) in files.items()},
     }
@@ -275,7 +281,8 @@ def _bind_address(host: str) -> tuple[str, bool]:
     return str(ip), ip.is_loopback
 
 
-def _start_server(model: tuple[str, bytes], companion: tuple[str, bytes] | None, host: str, port: int) -> Served:
+def _start_server(model: tuple[str, bytes], companion: tuple[str, bytes] | None, host: str, port: int,
+                  colour_by: str = "none") -> Served:
     if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
         raise TlnetronError(ErrorCode.SERVE_ADDRESS_UNAVAILABLE, f"port {port!r} is not a port number.", where="port",
                             remedy="use a port from 1 to 65535, or 0 (the default) for any free one.")
@@ -299,7 +306,7 @@ def _start_server(model: tuple[str, bytes], companion: tuple[str, bytes] | None,
     hosts = {netloc}
     if loopback:
         hosts.add(f"localhost:{bound_port}")  # browsers resolve localhost to loopback only
-    handler.site = _site(model, companion, frozenset(hosts))
+    handler.site = _site(model, companion, frozenset(hosts), colour_by)
     thread = threading.Thread(target=httpd.serve_forever, name="tlnetron-serve", daemon=True)
     thread.start()
 
@@ -339,6 +346,7 @@ def serve_bytes(
     browse: bool = True,
     host: str = LOOPBACK,
     port: int = 0,
+    colour_by: str = "none",
 ) -> Served:
     """Serve an artifact (and companion) and show it.
 
@@ -348,11 +356,15 @@ def serve_bytes(
         browse: open a browser tab (a notebook shows an iframe instead).
         host: the address to bind: 127.0.0.1 (default) or another IP address of this machine.
         port: the port; 0 (default) picks a free one.
+        colour_by: the heat map's first colour scheme (``none``: Netron's own colours).
 
     Raises:
         TlnetronError: ``netron_serve_unavailable``, ``netron_attachment_invalid``,
-            ``companion_mismatch``, ``serve_address_unavailable``.
+            ``companion_mismatch``, ``serve_address_unavailable``, ``invalid_colour_scheme``.
     """
+    from .colours import check_colour
+
+    check_colour(colour_by)
     require_netron()
     gate = netron_age_gate()
     if gate:
@@ -363,7 +375,7 @@ def serve_bytes(
         refusal = mismatched_pair(model, (companion[0], companion_object(*companion)), "serve the model alone without --attachment")
         if refusal is not None:
             raise refusal
-    served = _start_server(model, companion, host, port)
+    served = _start_server(model, companion, host, port, colour_by)
     _show(served, browse)
     return served
 
@@ -379,7 +391,8 @@ def serve_result(result: Any, *, browse: bool = True) -> Any:
 
 
 def serve_files(
-    artifact: Path, companion: Path | None, *, browse: bool = True, host: str = LOOPBACK, port: int = 0
+    artifact: Path, companion: Path | None, *, browse: bool = True, host: str = LOOPBACK, port: int = 0,
+    colour_by: str = "none",
 ) -> Any:
     """Serve files from disk (``tlnetron serve``); see :func:`serve_bytes` for the arguments."""
     from .jsonfile import read_input
@@ -390,7 +403,7 @@ def serve_files(
 
     data, cdata = read_pair(artifact, companion, read) if companion is not None else (read(artifact), None)
     pair = (companion.name, cdata) if companion is not None and cdata is not None else None
-    served = serve_bytes((artifact.name, data), pair, browse=browse, host=host, port=port)
+    served = serve_bytes((artifact.name, data), pair, browse=browse, host=host, port=port, colour_by=colour_by)
     return ExportResult(
         artifact=artifact, companion=companion, granularity="", node_count=0, edge_count=0,
         typed_edge_count=0, function_count=0, warnings=(), seconds=0.0, url=served.url, server=served,

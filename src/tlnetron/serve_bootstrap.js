@@ -68,4 +68,13 @@
     }
     await drop(files.companion);
     document.title = document.title.replace(/ \+ model$/, ' + companion');
-})();
+})().then(async () => {
+    // The heat map: the same files Netron was handed, coloured by ?colour= or --colour-by.
+    const files = await (await fetch('/tlnetron/files.json')).json();
+    const model = await (await fetch(files.model.url)).json();
+    const companion = files.companion ? await (await fetch(files.companion.url)).json() : null;
+    const asked = new URLSearchParams(window.location.search).get('colour');
+    const frame = document.getElementById('netron');
+    window.tlnetronHeatmap.attach(() => frame.contentDocument, document.body, model, companion, files.schemes,
+        asked === null ? files.colour : asked);
+});

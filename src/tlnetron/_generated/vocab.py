@@ -3,7 +3,7 @@
 #   schema/companion.schema.json (sha256 9aae5d8e60f8b066a770c9edd3245996e125f422cd7c1570e35e67b6328ee9f1)
 #   schema/model-metadata.schema.json (sha256 868d9d266efa15fc843348b2b23491d12dffee9d166d5c167cd0f6c40077c6bd)
 #   schema/node-properties.schema.json (sha256 6faa6cb73fa500baec39a865d6a570ce06b670314ad91c985abdf85a79624325)
-#   schema/vocabularies.schema.json (sha256 b531be0b09ce1c6502b785de624e970b2a2b25cabc0b76233095c3dcde36c796).
+#   schema/vocabularies.schema.json (sha256 dc9b156b86514d0047fd135c216cb45dbbbcdb33ad8e4441e9501a1b70567cb3).
 # Regenerate with `nox -s codegen` (or `python codegen/generate.py`).
 """Closed vocabularies, metadata key names and schema facts from tlnetron's JSON Schemas.
 
@@ -278,6 +278,59 @@ DIFF_STATUS_DOC: dict[str, str] = {
 }
 
 
+# --- vocabulary colour_scheme (schema/vocabularies.schema.json)
+
+ColourSchemeName: TypeAlias = Literal[
+    "none",
+    "time",
+    "flops",
+    "bytes",
+    "params",
+    "diff",
+    "nonfinite",
+]
+"""A member of the colour_scheme vocabulary (a plain ``str`` at run time)."""
+
+
+class ColourScheme:
+    """How a page (tlnetron serve, tlnetron html, tlnetron.show) colours Netron's nodes: by which of the companion's node rows (or the artifact's num_params attribute). A node without the value is drawn neutral (absent, never zero)."""
+
+    NONE: Final = "none"
+    """Netron's own colours (the default page)."""
+    TIME: Final = "time"
+    """Observed time: the node's observed µs, inclusive µs or all-pass µs row (sequential, log scale across orders of magnitude)."""
+    FLOPS: Final = "flops"
+    """Estimated FLOPs: estimated FLOPs, inclusive FLOPs or all-pass FLOPs."""
+    BYTES: Final = "bytes"
+    """Captured bytes: captured bytes, inclusive bytes or all-pass bytes."""
+    PARAMS: Final = "params"
+    """Parameters: the node's num_params attribute in the artifact."""
+    DIFF: Final = "diff"
+    """Diff status (categorical): added, removed, changed, unchanged, from torchlens.diff.status."""
+    NONFINITE: Final = "nonfinite"
+    """Non-finite activations (categorical): whether the node's output values hold a NaN or an Inf (NaN count, Inf count rows)."""
+
+
+COLOUR_SCHEME: tuple[ColourSchemeName, ...] = (
+    "none",
+    "time",
+    "flops",
+    "bytes",
+    "params",
+    "diff",
+    "nonfinite",
+)
+COLOUR_SCHEME_DOC: dict[str, str] = {
+    "none": "Netron's own colours (the default page).",
+    "time": "Observed time: the node's observed µs, inclusive µs or all-pass µs row (sequential, log scale across orders of magnitude).",
+    "flops": "Estimated FLOPs: estimated FLOPs, inclusive FLOPs or all-pass FLOPs.",
+    "bytes": "Captured bytes: captured bytes, inclusive bytes or all-pass bytes.",
+    "params": "Parameters: the node's num_params attribute in the artifact.",
+    "diff": "Diff status (categorical): added, removed, changed, unchanged, from torchlens.diff.status.",
+    "nonfinite": "Non-finite activations (categorical): whether the node's output values hold a NaN or an Inf (NaN count, Inf count rows).",
+}
+
+
 # --- vocabulary baseline_kind (schema/vocabularies.schema.json)
 
 BaselineKindName: TypeAlias = Literal[
@@ -427,6 +480,8 @@ ErrorCodeName: TypeAlias = Literal[
     "artifact_invalid",
     "serve_address_unavailable",
     "companion_mismatch",
+    "invalid_colour_scheme",
+    "render_unavailable",
 ]
 """A member of the error_code vocabulary (a plain ``str`` at run time)."""
 
@@ -468,6 +523,10 @@ class ErrorCode:
     """The address to serve on is not an IP address of this machine, is a wildcard, or its port is taken."""
     COMPANION_MISMATCH: Final = "companion_mismatch"
     """The companion given with an artifact was written by another export (their export ids differ): serving them together would show another model's numbers."""
+    INVALID_COLOUR_SCHEME: Final = "invalid_colour_scheme"
+    """colour_by / --colour-by / ?colour= is not one of the colour_scheme vocabulary."""
+    RENDER_UNAVAILABLE: Final = "render_unavailable"
+    """tlnetron render found no browser driver (Playwright, the render extra) or no Chromium."""
 
 
 ERROR_CODE: tuple[ErrorCodeName, ...] = (
@@ -488,6 +547,8 @@ ERROR_CODE: tuple[ErrorCodeName, ...] = (
     "artifact_invalid",
     "serve_address_unavailable",
     "companion_mismatch",
+    "invalid_colour_scheme",
+    "render_unavailable",
 )
 ERROR_CODE_DOC: dict[str, str] = {
     "not_a_trace": "The subject is not a TorchLens Trace.",
@@ -507,6 +568,8 @@ ERROR_CODE_DOC: dict[str, str] = {
     "artifact_invalid": "The built artifact failed the ONNX checker or a schema (a bug: please report it).",
     "serve_address_unavailable": "The address to serve on is not an IP address of this machine, is a wildcard, or its port is taken.",
     "companion_mismatch": "The companion given with an artifact was written by another export (their export ids differ): serving them together would show another model's numbers.",
+    "invalid_colour_scheme": "colour_by / --colour-by / ?colour= is not one of the colour_scheme vocabulary.",
+    "render_unavailable": "tlnetron render found no browser driver (Playwright, the render extra) or no Chromium.",
 }
 
 

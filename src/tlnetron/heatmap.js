@@ -1,0 +1,277 @@
+// tlnetron: colour Netron's drawn nodes by a metric (a heat map), from the companion and the
+// artifact this page already hands Netron. Netron's files stay unmodified: this script only
+// restyles the node boxes Netron drew, and redoes it whenever Netron redraws (drill-down,
+// going back up, a re-layout), watched with a MutationObserver.
+//
+// window.tlnetronHeatmap.attach(getDocument, mount, model, companion, schemes, initial)
+//   getDocument(): the document Netron draws in (the iframe's, or this page's own);
+//   mount: the element the control goes in (over Netron's canvas);
+//   model, companion: the parsed artifact and companion (companion may be null);
+//   schemes: the colour_scheme vocabulary (from the generated vocab); initial: the first choice.
+(() => {
+    'use strict';
+    // Rows of one fact at each scope (op, module call or run, rolled layer): members of companion_row.
+    const ROWS = {
+        time: ['observed µs', 'inclusive µs', 'all-pass µs'],
+        flops: ['estimated FLOPs', 'inclusive FLOPs', 'all-pass FLOPs'],
+        bytes: ['captured bytes', 'inclusive bytes', 'all-pass bytes'],
+    };
+    const LABELS = {
+        none: 'none', time: 'observed time', flops: 'estimated FLOPs', bytes: 'captured bytes',
+        params: 'parameters', diff: 'diff status', nonfinite: 'non-finite activations',
+    };
+    const UNITS = { time: 'µs', flops: 'FLOPs', bytes: 'bytes', params: 'parameters' };
+    const CATEGORIES = {
+        diff: [['added', '#1b9e77'], ['removed', '#d95f02'], ['changed', '#e7298a'], ['unchanged', '#7570b3']],
+        nonfinite: [['finite', '#1b9e77'], ['NaN or Inf', '#d95f02']],
+    };
+    const DIFF = { added: 'added', removed: 'removed', changed: 'changed', zero: 'unchanged' };
+    const NEUTRAL = '#d9d9d9';
+    // viridis, 9 stops (perceptually uniform); a value is interpolated between them.
+    const VIRIDIS = ['#440154', '#472d7b', '#3b528b', '#2c728e', '#21918c', '#28ae80', '#5ec962', '#addc30', '#fde725'];
+
+    const hex = (c) => [1, 3, 5].map((i) => parseInt(c.slice(i, i + 2), 16));
+    const viridis = (t) => {
+        const x = Math.min(Math.max(t, 0), 1) * (VIRIDIS.length - 1);
+        const i = Math.min(Math.floor(x), VIRIDIS.length - 2);
+        const a = hex(VIRIDIS[i]);
+        const b = hex(VIRIDIS[i + 1]);
+        const f = x - i;
+        return '#' + a.map((v, k) => Math.round(v + (b[k] - v) * f).toString(16).padStart(2, '0')).join('');
+    };
+    // Dark text on the light end of the scale, white on the dark end (contrast both ways).
+    const ink = (c) => {
+        const [r, g, b] = hex(c);
+        return 0.299 * r + 0.587 * g + 0.114 * b > 140 ? '#000' : '#fff';
+    };
+
+    const tables = (model, companion) => {
+        const rows = new Map();
+        for (const row of (companion && companion.metrics) || []) {
+            if (row.kind === 'node' || row.kind === 'value') {
+                const key = `${row.kind}:${row.target}`;
+                if (!rows.has(key)) {
+                    rows.set(key, new Map());
+                }
+                rows.get(key).set(row.name, row.value);
+            }
+        }
+        const nodes = new Map();
+        const graphs = [model.graph || {}, ...(model.functions || [])];
+        for (const graph of graphs) {
+            for (const node of graph.node || []) {
+                if (node.name) {
+                    nodes.set(node.name, node);
+                }
+            }
+        }
+        return { rows, nodes };
+    };
+
+    const valueOf = (scheme, name, data) => {
+        const own = data.rows.get(`node:${name}`);
+        if (ROWS[scheme]) {
+            for (const row of ROWS[scheme]) {
+                if (own && typeof own.get(row) === 'number') {
+                    return own.get(row);
+                }
+            }
+            return undefined;
+        }
+        if (scheme === 'params') {
+            const node = data.nodes.get(name);
+            const attr = node && (node.attribute || []).find((a) => a.name === 'num_params');
+            const count = attr ? Number(attr.i) : NaN;
+            return Number.isFinite(count) && count > 0 ? count : undefined;  // no parameters: absent, never zero
+        }
+        if (scheme === 'diff') {
+            const status = own ? own.get('torchlens.diff.status') : undefined;
+            return DIFF[status];
+        }
+        if (scheme === 'nonfinite') {
+            const node = data.nodes.get(name);
+            let seen = false;
+            let bad = 0;
+            for (const output of (node && node.output) || []) {
+                const stats = data.rows.get(`value:${output}`);
+                if (stats && (stats.has('NaN count') || stats.has('Inf count'))) {
+                    seen = true;
+                    bad += Number(stats.get('NaN count') || 0) + Number(stats.get('Inf count') || 0);
+                }
+            }
+            return seen ? (bad > 0 ? 'NaN or Inf' : 'finite') : undefined;
+        }
+        return undefined;
+    };
+
+    const format = (v) => (Math.abs(v) >= 1e4 ? v.toExponential(2) : String(Math.round(v * 1000) / 1000));
+
+    const attach = (getDocument, mount, model, companion, schemes, initial) => {
+        const data = tables(model, companion);
+        let scheme = schemes.includes(initial) ? initial : 'none';
+        const own = mount.ownerDocument;
+        const box = own.createElement('div');
+        box.id = 'tlnetron-heatmap';
+        box.setAttribute('style', 'position:fixed;left:8px;bottom:8px;z-index:10;font:11px sans-serif;background:rgba(255,255,255,.92);' +
+            'border:1px solid #bbb;border-radius:4px;padding:4px 6px;color:#222;max-width:260px');
+        const label = own.createElement('label');
+        label.textContent = 'colour by ';
+        const select = own.createElement('select');
+        select.id = 'tlnetron-colour';
+        for (const name of schemes) {
+            const option = own.createElement('option');
+            option.value = name;
+            option.textContent = LABELS[name] || name;
+            select.appendChild(option);
+        }
+        select.value = scheme;
+        label.appendChild(select);
+        const legend = own.createElement('div');
+        legend.id = 'tlnetron-legend';
+        box.appendChild(label);
+        box.appendChild(legend);
+        mount.appendChild(box);
+
+        const painted = (doc) => doc.querySelectorAll('#nodes > g.node[data-tlnetron-colour]');
+        const clear = (doc) => {
+            for (const g of painted(doc)) {
+                const item = g.querySelector(':scope > g.node-item-type');
+                if (item) {
+                    item.querySelector(':scope > path').style.removeProperty('fill');
+                    const text = item.querySelector(':scope > text');
+                    text.style.removeProperty('fill');
+                    const span = text.querySelector(':scope > tspan.tlnetron-heat');
+                    if (span) {
+                        text.textContent = span.textContent;
+                    }
+                    for (const added of item.querySelectorAll(':scope > .tlnetron-heat')) {
+                        added.remove();
+                    }
+                }
+                g.removeAttribute('data-tlnetron-colour');
+                g.removeAttribute('data-tlnetron-value');
+            }
+        };
+        let observer = null;
+        const paint = () => {
+            draw();
+            if (observer) {
+                observer.takeRecords();  // our own changes are not Netron redrawing
+            }
+        };
+        const draw = () => {
+            const doc = getDocument();
+            if (!doc || !doc.getElementById('canvas')) {
+                return;
+            }
+            clear(doc);
+            legend.textContent = '';
+            if (scheme === 'none') {
+                return;
+            }
+            const nodes = Array.from(doc.querySelectorAll('#nodes > g.node.graph-node[id^="node-name-"]'));
+            const values = nodes.map((g) => valueOf(scheme, g.id.slice('node-name-'.length), data));
+            let colour;
+            const categories = CATEGORIES[scheme];
+            if (categories) {
+                const map = new Map(categories);
+                colour = (v) => map.get(v);
+            } else {
+                const numbers = values.filter((v) => typeof v === 'number' && v > 0);
+                const lo = numbers.length ? Math.min(...numbers) : 1;
+                const hi = numbers.length ? Math.max(...numbers) : 1;
+                const log = hi / lo >= 100;  // a log scale once the range spans two orders of magnitude
+                const t = (v) => (hi === lo ? 1 : log ? Math.log(v / lo) / Math.log(hi / lo) : (v - lo) / (hi - lo));
+                colour = (v) => (typeof v === 'number' && v > 0 ? viridis(t(v)) : undefined);
+                legend.innerHTML = '';
+                const bar = own.createElement('div');
+                bar.setAttribute('style', `height:10px;margin:3px 0;background:linear-gradient(to right,${VIRIDIS.join(',')})`);
+                const range = own.createElement('div');
+                range.textContent = numbers.length ?
+                    `${format(lo)} – ${format(hi)} ${UNITS[scheme] || ''}${log ? ' (log scale)' : ''}` : 'no node here has a value';
+                legend.appendChild(bar);
+                legend.appendChild(range);
+            }
+            if (categories) {
+                for (const [name, c] of categories) {
+                    const row = own.createElement('div');
+                    row.innerHTML = `<span style="display:inline-block;width:10px;height:10px;background:${c};margin-right:4px"></span>`;
+                    row.appendChild(own.createTextNode(name));
+                    legend.appendChild(row);
+                }
+            }
+            const none = own.createElement('div');
+            none.innerHTML = `<span style="display:inline-block;width:10px;height:10px;background:${NEUTRAL};border:1px solid #999;margin-right:4px"></span>`;
+            none.appendChild(own.createTextNode('no value'));
+            legend.appendChild(none);
+            nodes.forEach((g, i) => {
+                const item = g.querySelector(':scope > g.node-item-type');
+                if (!item) {
+                    return;
+                }
+                const c = colour(values[i]) || NEUTRAL;
+                const path = item.querySelector(':scope > path');
+                const text = item.querySelector(':scope > text');
+                path.style.setProperty('fill', c);
+                text.style.setProperty('fill', ink(c));
+                // Netron's export rewrites every path's and text's fill from grapher.css: a clipped <rect>
+                // and a <tspan> (which no grapher.css rule names) carry the colour into File > Export too.
+                const ns = 'http://www.w3.org/2000/svg';
+                const box = path.getBBox();
+                const clip = doc.createElementNS(ns, 'clipPath');
+                clip.setAttribute('id', `tlnetron-clip-${i}`);
+                clip.setAttribute('class', 'tlnetron-heat');
+                const shape = doc.createElementNS(ns, 'path');
+                shape.setAttribute('d', path.getAttribute('d'));
+                clip.appendChild(shape);
+                const rect = doc.createElementNS(ns, 'rect');
+                rect.setAttribute('class', 'tlnetron-heat');
+                for (const [k, v] of [['x', box.x], ['y', box.y], ['width', box.width], ['height', box.height]]) {
+                    rect.setAttribute(k, String(v));
+                }
+                rect.setAttribute('clip-path', `url(#tlnetron-clip-${i})`);
+                rect.setAttribute('style', `fill:${c};pointer-events:none`);
+                item.insertBefore(clip, path);
+                item.insertBefore(rect, text);
+                const span = doc.createElementNS(ns, 'tspan');
+                span.setAttribute('class', 'tlnetron-heat');
+                span.setAttribute('style', `fill:${ink(c)}`);
+                span.textContent = text.textContent;
+                text.textContent = '';
+                text.appendChild(span);
+                g.setAttribute('data-tlnetron-colour', c);
+                if (values[i] !== undefined) {
+                    g.setAttribute('data-tlnetron-value', String(values[i]));
+                }
+            });
+        };
+        select.addEventListener('change', () => {
+            scheme = select.value;
+            paint();
+        });
+        // Netron redraws by building a new canvas content: repaint once its nodes are shown.
+        let pending = false;
+        let observed = null;
+        const watch = () => {
+            const doc = getDocument();
+            if (doc && doc.body && observed !== doc) {
+                observed = doc;
+                observer = new doc.defaultView.MutationObserver((records) => {
+                    const ours = records.every((r) => box.contains(r.target));  // the legend's own redraw
+                    if (ours || pending) {
+                        return;
+                    }
+                    pending = true;
+                    doc.defaultView.requestAnimationFrame(() => {
+                        pending = false;
+                        paint();
+                    });
+                }).observe(doc.body, { childList: true, subtree: true });
+            }
+        };
+        watch();
+        paint();
+        return { paint, watch, set: (name) => { select.value = name; scheme = name; paint(); } };
+    };
+    window.tlnetronHeatmap = { attach };
+})();
