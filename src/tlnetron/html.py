@@ -59,7 +59,7 @@ import orjson
 from ._generated.vocab import COMPANION_SIGNATURE, ErrorCode, WarningCode
 from .errors import TlnetronError, warn
 from .jsonfile import companion_object, read_input
-from .serve import AGE_GATE_DAYS
+from .serve import AGE_GATE_DAYS, netron_dir
 
 __all__ = [
     "APP_MODULES",
@@ -140,13 +140,11 @@ def _netron_unavailable(message: str) -> TlnetronError:
 
 
 def _netron_dir() -> Path:
-    try:
-        import netron
-    except ImportError:
-        raise _netron_unavailable(
-            "the page holds Netron's web app, from the netron package, which is not installed."
-        ) from None
-    return Path(netron.__file__).resolve().parent
+    return netron_dir(
+        "the page holds Netron's web app, from the netron package, which is not installed.",
+        where="netron",
+        remedy="pip install 'tlnetron[netron]' (netron 9.3 or later, before 10).",
+    )
 
 
 def _read_app(folder: Path, name: str) -> str:

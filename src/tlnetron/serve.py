@@ -73,28 +73,28 @@ CONTENT_SECURITY_POLICY = "; ".join(
 )
 
 
-def require_netron() -> Any:
-    """Import the ``netron`` package or refuse with ``netron_serve_unavailable``."""
+_SERVE_NEEDS = "serving needs the netron package, which is not installed (the file export does not need it)."
+_SERVE_REMEDY = "pip install 'tlnetron[netron]', or open the written file at netron.app / in the Netron desktop app."
+
+
+def require_netron(message: str = _SERVE_NEEDS, *, where: str = "serve", remedy: str = _SERVE_REMEDY) -> Any:
+    """Import the ``netron`` package or refuse with ``netron_serve_unavailable`` (``message``
+    says what needed it, in the words of the surface that asked)."""
     try:
         import netron
-    except ImportError as exc:
-        raise TlnetronError(
-            ErrorCode.NETRON_SERVE_UNAVAILABLE,
-            "serving needs the netron package, which is not installed (the file export does not need it).",
-            where="serve",
-            remedy="pip install 'tlnetron[netron]', or open the written file at netron.app / in the Netron desktop app.",
-        ) from exc
+    except ImportError:
+        raise TlnetronError(ErrorCode.NETRON_SERVE_UNAVAILABLE, message, where=where, remedy=remedy) from None
     return netron
 
 
-def _netron_dir() -> Path:
-    netron = require_netron()
-    return Path(netron.__file__).resolve().parent
+def netron_dir(message: str = _SERVE_NEEDS, *, where: str = "serve", remedy: str = _SERVE_REMEDY) -> Path:
+    """The folder of Netron's web app, or the refusal of :func:`require_netron`."""
+    return Path(require_netron(message, where=where, remedy=remedy).__file__).resolve().parent
 
 
 def netron_age_gate(today: _dt.date | None = None) -> str | None:
     """Netron's web app refuses to start 180 days after its build date: say so, or None."""
-    index = (_netron_dir() / "index.html").read_text(encoding="utf-8")
+    index = (netron_dir() / "index.html").read_text(encoding="utf-8")
     m = re.search(r'<meta name="date" content="(\d{4}-\d{2}-\d{2})', index)
     if not m:
         return None
@@ -164,7 +164,7 @@ def _site(model: tuple[str, bytes], companion: tuple[str, bytes] | None, hosts: 
         "/tlnetron/files.json": (_TYPES[".json"], json.dumps(listing).encode()),
         **{f"/tlnetron/data/{k}": (_TYPES[".json"], data) for k, (_, data) in files.items()},
     }
-    app_dir = _netron_dir()
+    app_dir = netron_dir()
     # Only the app's own top-level files are reachable: no path is ever joined onto a folder.
     app_files = frozenset(p.name for p in app_dir.iterdir() if p.is_file() and p.suffix in _TYPES)
     return _Site(routes, app_dir, app_files, hosts)
