@@ -279,15 +279,6 @@ def _check_folder(dest: Path, flag: str) -> None:
         )
 
 
-def _unwritable(dest: Path, flag: str, exc: OSError) -> TlnetronError:
-    return TlnetronError(
-        ErrorCode.DESTINATION_UNWRITABLE,
-        f"could not write into {flag} {str(dest)!r} ({exc.strerror or exc}).",
-        where=str(exc.filename or dest),
-        remedy=f"pass {flag} with a folder you can write to, with free space.",
-    )
-
-
 def _cmd_demo(args: argparse.Namespace) -> int:
     out = Path(args.output_dir)
     _check_folder(out, "--output-dir")
@@ -303,7 +294,9 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         try:
             out.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise _unwritable(out, "--output-dir", exc) from None
+            from .writer import unwritable
+
+            raise unwritable(exc, out, "--output-dir") from None
         result = export(log, out / "demo.onnx.json", granularity=args.granularity, progress=bar)
     times = "twice" if DEMO_TRACES == 2 else f"{DEMO_TRACES} times"
     print(
@@ -522,7 +515,9 @@ def _cmd_schema(args: argparse.Namespace) -> int:
             for path in files.values():
                 shutil.copyfile(path, dest / path.name)
         except OSError as exc:
-            raise _unwritable(dest, "--copy-to", exc) from None
+            from .writer import unwritable
+
+            raise unwritable(exc, dest, "--copy-to") from None
         print(f"copied {len(files)} schema files to {dest}")
     return EXIT_OK
 

@@ -33,7 +33,7 @@ from ._generated.vocab import ErrorCode
 from .errors import TlnetronError
 from .perf import start_writeback
 
-__all__ = ["StagedFiles", "companion_path_for", "read_pair", "staged_files", "write_in_flight"]
+__all__ = ["StagedFiles", "companion_path_for", "read_pair", "staged_files", "unwritable", "write_in_flight"]
 
 
 def companion_path_for(artifact: Path) -> Path:
@@ -124,7 +124,7 @@ def _lock(fcntl: Any, lock: Path) -> int:
         try:
             fd = os.open(lock, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
         except OSError as exc:
-            raise _unwritable(exc) from exc
+            raise unwritable(exc) from exc
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             if os.path.samestat(os.fstat(fd), os.stat(lock)):
@@ -137,7 +137,15 @@ def _lock(fcntl: Any, lock: Path) -> int:
         os.close(fd)
 
 
-def _unwritable(exc: OSError) -> TlnetronError:
+def unwritable(exc: OSError, dest: Path | None = None, flag: str | None = None) -> TlnetronError:
+    """``destination_unwritable`` for a failed write; ``flag`` names the option that gave ``dest``."""
+    if flag is not None and dest is not None:
+        return TlnetronError(
+            ErrorCode.DESTINATION_UNWRITABLE,
+            f"could not write into {flag} {str(dest)!r} ({exc.strerror or exc}).",
+            where=str(exc.filename or dest),
+            remedy=f"pass {flag} with a folder you can write to, with free space.",
+        )
     return TlnetronError(
         ErrorCode.DESTINATION_UNWRITABLE,
         f"could not write {exc.filename or 'the files'} ({exc.strerror or exc}); nothing was changed.",
@@ -170,13 +178,13 @@ class StagedFiles:
         try:
             fh = open(tmp, "wb")  # noqa: SIM115 - kept open until commit, closed by discard()
         except OSError as exc:
-            raise _unwritable(exc) from exc
+            raise unwritable(exc) from exc
         self._staged[path] = (tmp, fh)
         try:
             fh.write(data)
             fh.flush()
         except OSError as exc:
-            raise _unwritable(exc) from exc
+            raise unwritable(exc) from exc
         start_writeback(fh.fileno())
 
     def commit(self) -> None:
@@ -241,7 +249,7 @@ class StagedFiles:
                         os.replace(backed.pop(path), path)
                     else:
                         path.unlink()
-            raise _unwritable(exc) from exc
+            raise unwritable(exc) from exc
         finally:
             with contextlib.suppress(OSError):
                 _journal(self._order[0]).unlink()
