@@ -404,7 +404,7 @@ def checker_is_quadratic(onnx_version: str | None = None) -> bool:
 SPLIT_CHECK_FROM_FUNCTIONS = 256
 """From this many model-local functions, on a quadratic onnx (:func:`checker_is_quadratic`),
 :func:`check_onnx` runs the full check split (:func:`_split_full_check`) when the model
-allows it: below, the real check costs under ~50 ms and runs as it is."""
+allows it: below, the real check is cheap and runs as it is (benchmarks/checker_functions.py)."""
 
 _SPLIT_CHUNK = 64
 """Function bodies per piece of a split check: each piece's inference copies a map of about
