@@ -618,3 +618,22 @@ def test_torchlens_warnings_while_loading_print_as_one_line(saved: Path, tmp_pat
     assert proc.returncode == 0, proc.stderr
     lines = [line for line in proc.stderr.splitlines() if "unpickles" not in line]
     assert lines == ["torchlens TorchLensWarning: this save was written by an older torchlens"], proc.stderr
+
+
+def test_export_of_a_missing_path_says_it_does_not_exist(tmp_path: Path) -> None:
+    proc = run("export", str(tmp_path / "missing.tlspec"), "-o", str(tmp_path / "m.onnx.json"))
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "does not exist" in proc.stderr and "not a TorchLens save" not in proc.stderr
+    assert "[trace_unreadable]" in proc.stderr and "Remedy:" in proc.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("word", "flag"),
+    [('granularity="module"', "--granularity module"), ("depth=2", "--depth 2"), ("activation_stats=False", "--no-activation-stats")],
+)
+def test_python_keyword_on_the_command_line_names_the_flag(tmp_path: Path, word: str, flag: str) -> None:
+    proc = run("export", str(tmp_path / "run.tlspec"), word)
+    assert proc.returncode == 2
+    assert f"the command line spells it {flag}" in proc.stderr, proc.stderr
+    assert list(tmp_path.iterdir()) == []
