@@ -317,3 +317,28 @@ def test_audit_save_has_no_payloads_and_no_rows(tmp_path: Path) -> None:
     assert _value_rows(companion) == {}
     assert CompanionRow.FIRST_NON_FINITE_OUTPUT not in _model_rows(companion)
     assert _value_rows(_export(log, tmp_path))  # the live trace has them
+
+
+def test_warnings_point_at_the_callers_line(zoo_trace: ZooTrace, tmp_path: Path) -> None:
+    # A fixed stacklevel pointed inside api.py; the caller's own file and line are what helps.
+    log = zoo_trace("demo")
+    with pytest.warns(TlnetronWarning, match="legibility_budget_exceeded") as caught:
+        tlnetron.export(log, tmp_path / "m.onnx.json", granularity=Granularity.OP)
+    assert {Path(w.filename).name for w in caught if isinstance(w.message, TlnetronWarning)} == {Path(__file__).name}
+
+
+def test_statistics_on_one_thread_restore_the_thread_count(zoo_trace: ZooTrace) -> None:
+    from tlnetron.activation_stats import one_thread
+
+    log = zoo_trace("demo")
+    before = torch.get_num_threads()
+    ir = read_trace(log)
+    assert torch.get_num_threads() == before
+    with one_thread():
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
+    # The statistics stay what torch computes on each tensor with its default threads.
+    for op, ir_op in zip(log.ops, ir.ops):
+        out = op.out.detach() if isinstance(op.out, torch.Tensor) else op.out
+        if isinstance(out, torch.Tensor) and out.dtype.is_floating_point and out.numel():
+            _close(ir_op.stats, _expected(out.float() if out.dtype.itemsize < 4 else out))

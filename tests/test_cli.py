@@ -384,7 +384,7 @@ def test_a_bad_output_is_refused_before_a_missing_trace_is_noticed(tmp_path: Pat
     assert exit_code == 3 and "[invalid_path]" in stderr and "not a TorchLens save" not in stderr, stderr
     assert loaded == set()
     exit_code, stderr, loaded = run_main("export", str(tmp_path / "missing.tlspec"), "-o", "model.onnx.json", cwd=tmp_path)
-    assert exit_code == 3 and "[trace_unreadable]" in stderr and "not a TorchLens save" in stderr, stderr
+    assert exit_code == 3 and "[trace_unreadable]" in stderr and "does not exist" in stderr, stderr
     assert loaded == set()
 
 
@@ -627,3 +627,22 @@ def test_serve_refuses_an_unknown_colour_scheme_listing_the_choices(tmp_path: Pa
     assert "invalid_colour_scheme" in proc.stderr and "--colour-by 'heat'" in proc.stderr
     assert "none, time, flops, bytes, params, diff, nonfinite" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_export_of_a_missing_path_says_it_does_not_exist(tmp_path: Path) -> None:
+    proc = run("export", str(tmp_path / "missing.tlspec"), "-o", str(tmp_path / "m.onnx.json"))
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "does not exist" in proc.stderr and "not a TorchLens save" not in proc.stderr
+    assert "[trace_unreadable]" in proc.stderr and "Remedy:" in proc.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("word", "flag"),
+    [('granularity="module"', "--granularity module"), ("depth=2", "--depth 2"), ("activation_stats=False", "--no-activation-stats")],
+)
+def test_python_keyword_on_the_command_line_names_the_flag(tmp_path: Path, word: str, flag: str) -> None:
+    proc = run("export", str(tmp_path / "run.tlspec"), word)
+    assert proc.returncode == 2
+    assert f"the command line spells it {flag}" in proc.stderr, proc.stderr
+    assert list(tmp_path.iterdir()) == []

@@ -7,13 +7,38 @@ imports torch when first called.
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from .ir import TensorStats
 
-__all__ = ["merged_stats", "tensor_stats"]
+__all__ = ["merged_stats", "one_thread", "tensor_stats"]
+
+
+@contextlib.contextmanager
+def one_thread(active: bool = True) -> Iterator[None]:
+    """Run torch's reductions on one intra-op thread while inside, restoring the count after.
+
+    The captured tensors are small and many: waking torch's thread pool for each reduction
+    costs more than it saves, and far more when another process holds the cores
+    (benchmarks/README.md, "Activation statistics beside a load").
+    """
+    if not active:
+        yield
+        return
+    import torch
+
+    before = torch.get_num_threads()
+    if before == 1:
+        yield
+        return
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def _finite_float(value: Any) -> float | None:

@@ -251,6 +251,8 @@ def _how_to_open(result: Any) -> None:
     print("open it in Netron:")
     print(f"  netron.app or the desktop app: open {result.artifact.name}, then drop {result.companion.name if result.companion else 'the companion'} onto the open model")
     print(f"  or: tlnetron serve {result.artifact}" + (f" --attachment {result.companion}" if result.companion else "") + "  (needs pip install 'tlnetron[netron]')")
+    page = result.artifact.name.removesuffix(".onnx.json") + ".html"
+    print(f"  or one file to open anywhere: tlnetron html {result.artifact}" + (f" --attachment {result.companion}" if result.companion else "") + f" -o {result.artifact.with_name(page)}  (also needs netron)")
 
 
 def _check_folder(dest: Path, flag: str) -> None:
@@ -623,10 +625,28 @@ _PATH_ARGS = {"trace": "TRACE", "output": "--output", "artifact": "ARTIFACT", "a
               "copy_to": "--copy-to", "output_dir": "--output-dir", "baseline": "--baseline"}
 
 
+def _unrecognized(extra: list[str]) -> str:
+    """argparse's complaint about leftover words, naming the flag for a Python-style keyword=value."""
+    import ast
+
+    for word in extra:
+        key, eq, text = word.partition("=")
+        key = key.lstrip("-").replace("-", "_")
+        if eq and key in _FLAGS:
+            try:
+                value = ast.literal_eval(text)
+            except (ValueError, SyntaxError):
+                value = text
+            return f"unrecognized argument {word!r}: the command line spells it {cli_spelling(Opt(key, value))}"
+    return f"unrecognized arguments: {' '.join(extra)}"
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        parser.error(_unrecognized(extra))
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("always", TlnetronWarning)

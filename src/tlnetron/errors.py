@@ -7,6 +7,10 @@ is raised before anything is written, so an existing file stays as it was.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
+import types
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -129,11 +133,31 @@ class TlnetronWarning(UserWarning):
         return _spelt(self._message, spell)
 
 
-def warn(code: str, message: Text, *, stacklevel: int = 3) -> TlnetronWarning:
-    """Emit a :class:`TlnetronWarning` and return it (so callers can record the code)."""
+def warn(code: str, message: Text, *, stacklevel: int | None = None) -> TlnetronWarning:
+    """Emit a :class:`TlnetronWarning` and return it (so callers can record the code).
+
+    By default it is attributed to the first frame outside tlnetron: the caller's line, however
+    many decorators and stages lie between (a fixed count pointed inside api.py).
+    """
     w = TlnetronWarning(code, message)
-    warnings.warn(w, stacklevel=stacklevel)
+    warnings.warn(w, stacklevel=_caller_level() if stacklevel is None else stacklevel)
     return w
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_WRAPPERS = (os.path.abspath(contextlib.__file__),)  # gc_paused() decorates through contextlib
+
+
+def _caller_level() -> int:
+    """warnings.warn's stacklevel of the first frame outside this package (called from warn)."""
+    frame: types.FrameType | None = sys._getframe(2)  # warn's caller
+    level = 2
+    while frame is not None and (
+        (path := os.path.abspath(frame.f_code.co_filename)).startswith(_PACKAGE_DIR) or path in _WRAPPERS
+    ):
+        frame = frame.f_back
+        level += 1
+    return level
 
 
 @dataclass(frozen=True, slots=True)

@@ -263,7 +263,7 @@ def run(
         advisories.append(machine)
     steps.finish()
     for code, message in advisories:
-        warn(code, message, stacklevel=4)
+        warn(code, message)
         if code not in codes:  # the machine's advisories are not in the artifact's list
             codes.append(code)
     return ExportResult(

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ._generated.vocab import BufferPolicy, ErrorCode
-from .activation_stats import tensor_stats
+from .activation_stats import one_thread, tensor_stats
 from .buffers import hides_buffer
 from .errors import Opt, Placeholder, TlnetronError
 from .ir import (
@@ -244,7 +244,8 @@ def read_trace(
             remedy="pass the object returned by torchlens.trace(model, x), or a trace loaded with torchlens.load(path).",
         )
     try:
-        return _read(log, show_buffers, module_calls, brief_repeats, progress, activation_stats)
+        with one_thread(activation_stats):
+            return _read(log, show_buffers, module_calls, brief_repeats, progress, activation_stats)
     except TlnetronError:
         raise
     except Exception as exc:  # a trace torchlens could not complete, or an API drift
@@ -603,6 +604,13 @@ def saved_trace(path: str | Path) -> Path:
         TlnetronError: ``trace_unreadable`` when the path is not a TorchLens save.
     """
     p = Path(path)
+    if not p.exists():
+        raise TlnetronError(
+            ErrorCode.TRACE_UNREADABLE,
+            f"{str(p)!r} does not exist.",
+            where=str(p),
+            remedy="check the path, or save the trace first with torchlens.save(log, 'run.tlspec').",
+        )
     if not p.is_dir() or not (p / "manifest.json").is_file():
         raise TlnetronError(
             ErrorCode.TRACE_UNREADABLE,
