@@ -418,13 +418,42 @@ def test_show_an_export_result_uses_its_bytes(tmp_path: Path) -> None:
     assert tlnetron.show(result, attachment=False).title == "gone.onnx.json"
 
 
+def test_show_a_trace_shows_its_export_and_leaves_no_file(tmp_path: Path) -> None:
+    """A notebook user holding a trace: the page holds the artifact and its companion, the
+    export's keywords apply, and the temporary folder is gone."""
+    import tempfile
+
+    import torch
+    import torchlens
+
+    import tlnetron
+
+    torch.manual_seed(0)
+    log = torchlens.trace(torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.ReLU()).eval(), torch.randn(1, 3))
+    before = {p.name for p in Path(tempfile.gettempdir()).glob("tlnetron-show-*")}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", tlnetron.TlnetronWarning)
+        shown = tlnetron.show(log, granularity="op")
+        expected = tlnetron.export(log, tmp_path / "trace.onnx.json", granularity="op")
+    assert {p.name for p in Path(tempfile.gettempdir()).glob("tlnetron-show-*")} == before
+    assert shown.title == "trace.onnx.json + trace.onnx.attachment.json"
+    data = page_data(_Parsed(srcdoc(shown)))
+    model = json.loads(gunzip64(data["model"]["gzip"]))
+    companion = json.loads(gunzip64(data["companion"]["gzip"]))
+    assert {n["name"] for n in model["graph"]["node"]} == {n["name"] for n in json.loads(expected.artifact_bytes)["graph"]["node"]}
+    assert any(r["name"] == "observed µs" for r in companion["metrics"])
+    with pytest.raises(TlnetronError) as refused:
+        tlnetron.show(str(ARTIFACT), granularity="op")
+    assert refused.value.code == "invalid_option" and "only apply when show() is given a trace" in str(refused.value)
+
+
 @pytest.mark.parametrize(
     ("what", "kwargs", "code", "words"),
     [
         ("missing.onnx.json", {}, "invalid_path", "nothing was shown"),
         (str(ARTIFACT), {"attachment": "missing.attachment.json"}, "invalid_path", "attachment= 'missing.attachment.json'"),
         (str(ARTIFACT), {"attachment": str(ARTIFACT)}, "netron_attachment_invalid", "not a netron:attachment"),
-        (42, {}, "invalid_option", "not int"),
+        (42, {}, "invalid_option", "a trace, what tlnetron.export returned or an artifact's path, not int"),
         (str(ARTIFACT), {"height": "tall"}, "invalid_option", "height="),
     ],
 )

@@ -60,19 +60,39 @@ def _name(value: Path | None, default: str) -> str:
     return value.name if value is not None else default
 
 
+def _exported(trace: Any, options: dict[str, Any]) -> Any:
+    """A trace exported with its companion into a temporary folder, gone on return (the result
+    holds both files' bytes); what is not a trace is returned as it is, for show() to refuse."""
+    import tempfile
+
+    from .api import export
+
+    with tempfile.TemporaryDirectory(prefix="tlnetron-show-") as tmp:
+        try:
+            return export(trace, Path(tmp) / "trace.onnx.json", **options)
+        except TlnetronError as exc:
+            if exc.code == ErrorCode.NOT_A_TRACE and not options:
+                return trace
+            raise
+
+
 def show(what: Any, *, attachment: str | os.PathLike[str] | bool | None = None, height: int = 720,
-         colour_by: str = "none") -> NotebookPage:
+         colour_by: str = "none", **export_options: Any) -> NotebookPage:
     """Show an artifact (and its companion) in Netron, in a notebook cell, with no server.
 
     Args:
-        what: what :func:`tlnetron.export` returned (a memory-only export too), or the
-            path of an artifact it wrote.
+        what: a torchlens Trace (exported with ``export_options`` into a temporary folder
+            that is gone when the page is built: the page holds both files), what
+            :func:`tlnetron.export` returned (a memory-only export too), or the path of an
+            artifact it wrote.
         attachment: for a path, the companion's path; None (default) takes
             ``<stem>.attachment.json`` beside the artifact when it is there; False shows
             the model alone. For an export result, False leaves its companion out.
         height: the iframe's height in CSS pixels.
         colour_by: the heat map's first colour scheme (none, time, flops, bytes, params,
             diff, nonfinite; ``none``: Netron's own colours).
+        export_options: for a trace, :func:`tlnetron.export`'s keywords (``granularity``,
+            ``depth``, ``show_buffers``, ``baseline``, ``activation_stats``).
 
     Returns:
         A :class:`NotebookPage`: the cell shows it when it is the cell's value (or is
@@ -92,6 +112,15 @@ def show(what: Any, *, attachment: str | os.PathLike[str] | bool | None = None, 
     if isinstance(height, bool) or not isinstance(height, int) or height < 100:
         raise TlnetronError(ErrorCode.INVALID_OPTION, f"height={height!r} is not a whole number of pixels from 100.",
                             where="height", remedy="pass height=720 (the default) or another number of pixels.")
+    if export_options and (isinstance(what, (str, os.PathLike)) or hasattr(what, "artifact_bytes")):
+        raise TlnetronError(
+            ErrorCode.INVALID_OPTION,
+            f"{', '.join(sorted(export_options))} only apply when show() is given a trace, not {type(what).__name__}.",
+            where=sorted(export_options)[0],
+            remedy="pass them to tlnetron.export(...), or give show() the trace itself.",
+        )
+    if not isinstance(what, (str, os.PathLike)) and not hasattr(what, "artifact_bytes"):
+        what = _exported(what, export_options)
     if isinstance(what, (str, os.PathLike)):
         artifact = Path(what)
         companion: Path | None
@@ -117,9 +146,9 @@ def show(what: Any, *, attachment: str | os.PathLike[str] | bool | None = None, 
     else:
         raise TlnetronError(
             ErrorCode.INVALID_OPTION,
-            f"show() takes what tlnetron.export returned or an artifact's path, not {type(what).__name__}.",
+            f"show() takes a trace, what tlnetron.export returned or an artifact's path, not {type(what).__name__}.",
             where="what",
-            remedy="pass tlnetron.export(trace, 'model.onnx.json') or 'model.onnx.json'.",
+            remedy="pass the trace, tlnetron.export(trace, 'model.onnx.json') or 'model.onnx.json'.",
         )
     if page.expired():
         warn(
