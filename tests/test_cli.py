@@ -646,3 +646,42 @@ def test_python_keyword_on_the_command_line_names_the_flag(tmp_path: Path, word:
     assert proc.returncode == 2
     assert f"the command line spells it {flag}" in proc.stderr, proc.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_validate_checks_the_companion_beside_the_artifact(demo: tuple[subprocess.CompletedProcess[str], Path], tmp_path: Path) -> None:
+    """validate takes the companion beside the artifact as serve, html and show do, says so on
+    stderr, and --no-attachment leaves it out: a companion of another export beside it is found."""
+    _, out = demo
+    artifact = tmp_path / "m.onnx.json"
+    shutil.copyfile(out / "demo.onnx.json", artifact)
+    shutil.copyfile(out / "demo.onnx.attachment.json", tmp_path / "m.onnx.attachment.json")
+    proc = run("validate", str(artifact))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.strip() == f"valid: {artifact} and {tmp_path / 'm.onnx.attachment.json'}"
+    assert "the companion beside the artifact (--no-attachment leaves it out)" in proc.stderr
+    other = json.loads((out / "demo.onnx.attachment.json").read_text(encoding="utf-8"))
+    other["metadata"][0]["value"] = "0" * len(str(other["metadata"][0]["value"]))  # another export's id
+    (tmp_path / "m.onnx.attachment.json").write_text(json.dumps(other), encoding="utf-8")
+    proc = run("validate", str(artifact))
+    assert proc.returncode == 1 and "companion_mismatch" in proc.stdout, proc.stdout + proc.stderr
+    proc = run("validate", str(artifact), "--no-attachment")
+    assert proc.returncode == 0 and proc.stdout.strip() == f"valid: {artifact}" and proc.stderr == "", proc.stderr
+
+
+def test_serve_takes_the_companion_beside_the_artifact(demo: tuple[subprocess.CompletedProcess[str], Path]) -> None:
+    _, out = demo
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    env.pop("PYTHONPATH", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tlnetron.cli", "serve", str(out / "demo.onnx.json"), "--no-browser"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        serving = proc.stdout.readline()
+        said = proc.stderr.readline()
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=TIMEOUT)  # closes both pipes
+    assert serving.startswith("serving    http://127.0.0.1:"), serving + said
+    assert f"used {out / 'demo.onnx.attachment.json'}, the companion beside the artifact" in said

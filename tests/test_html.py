@@ -253,9 +253,19 @@ def test_cli_writes_the_page(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["tiny.html"]  # no temporary or lock file left
 
 
-def test_cli_names_the_companion_left_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["html", str(ARTIFACT), "-o", str(tmp_path / "tiny.html")]) == 0
-    assert f"pass --attachment {COMPANION}" in capsys.readouterr().out
+def test_cli_takes_the_companion_beside_the_artifact_and_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The one rule of every command reading an artifact: the companion beside it is taken,
+    said on stderr, unless --no-attachment."""
+    beside = tmp_path / "beside.html"
+    assert main(["html", str(ARTIFACT), "-o", str(beside)]) == 0
+    err = capsys.readouterr().err
+    assert f"used {COMPANION}, the companion beside the artifact (--no-attachment leaves it out)" in err
+    data = page_data(_Parsed(beside.read_text(encoding="utf-8")))
+    assert gunzip64(data["companion"]["gzip"]) == COMPANION.read_bytes()
+    alone = tmp_path / "alone.html"
+    assert main(["html", str(ARTIFACT), "--no-attachment", "-o", str(alone)]) == 0
+    assert "companion beside" not in capsys.readouterr().err
+    assert page_data(_Parsed(alone.read_text(encoding="utf-8"))).get("companion") is None
 
 
 def test_an_existing_page_is_replaced_whole(tmp_path: Path) -> None:

@@ -272,7 +272,8 @@ def test_both_files_are_staged_and_written_out_while_the_checker_runs(
         real_sync(fd)
 
     def check(data: bytes, **kw: object) -> str | None:
-        # What is on disk while the checker runs: the old pair, and both new files staged.
+        # What is on disk while the checker runs: the old pair, both new files staged, and the
+        # locks of both names (the companion's too: two artifact names can share one companion).
         events.append(("check", sorted(p.name for p in tmp_path.iterdir())))
         return real_check(data, **kw)  # type: ignore[arg-type]
 
@@ -286,7 +287,7 @@ def test_both_files_are_staged_and_written_out_while_the_checker_runs(
     assert events == [
         ("writeback", sizes["companion"]),  # both staged once the model is built (the export id is in both)
         ("writeback", sizes["artifact"]),
-        ("check", sorted([path.name, "m.onnx.attachment.json", f".{path.name}.{pid}.tlnetron-tmp", f".m.onnx.attachment.json.{pid}.tlnetron-tmp", f".{path.name}.tlnetron-lock"])),
+        ("check", sorted([path.name, "m.onnx.attachment.json", f".{path.name}.{pid}.tlnetron-tmp", f".m.onnx.attachment.json.{pid}.tlnetron-tmp", f".{path.name}.tlnetron-lock", ".m.onnx.attachment.json.tlnetron-lock"])),
         ("sync", sizes["artifact"]),
         ("sync", sizes["companion"]),
     ]

@@ -397,9 +397,30 @@ def _cmd_export(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _companion_arg(args: argparse.Namespace) -> Path | None:
+    """One rule for every command reading an artifact: the companion given, else the one
+    beside the artifact (:func:`_said_beside` says so once the command has done its work),
+    unless --no-attachment."""
+    if args.attachment:
+        return Path(args.attachment)
+    if args.no_attachment:
+        return None
+    from .writer import companion_path_for
+
+    beside = companion_path_for(Path(args.artifact))
+    return beside if beside.is_file() else None
+
+
+def _said_beside(args: argparse.Namespace, companion: Path | None) -> None:
+    if companion is not None and not args.attachment:
+        _ERR.line(f"tlnetron: used {companion}, the companion beside the artifact (--no-attachment leaves it out)")
+
+
 def _cmd_validate(args: argparse.Namespace) -> int:
     try:
-        problems = _validate(Path(args.artifact), Path(args.attachment) if args.attachment else None)
+        companion = _companion_arg(args)
+        problems = _validate(Path(args.artifact), companion)
+        _said_beside(args, companion)
     except (BrokenPipeError, KeyboardInterrupt):
         raise
     except Exception as exc:  # noqa: BLE001  (a bug of ours: its own exit code, never "problems found")
@@ -410,7 +431,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     if problems:
         _ERR.line(f"{len(problems)} problem(s)")
         return EXIT_INVALID
-    print(f"valid: {args.artifact}" + (f" and {args.attachment}" if args.attachment else ""))
+    print(f"valid: {args.artifact}" + (f" and {companion}" if companion is not None else ""))
     return EXIT_OK
 
 
@@ -453,11 +474,13 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     from .serve import serve_files, wait_forever
 
     check_colour(args.colour_by, "--colour-by")  # before netron is looked for: the mistake is named first
+    companion = _companion_arg(args)
     result = serve_files(
-        Path(args.artifact), Path(args.attachment) if args.attachment else None,
+        Path(args.artifact), companion,
         browse=not args.no_browser, host=args.host, port=args.port, colour_by=args.colour_by,
     )
-    print(f"serving    {result.url}  (Ctrl+C stops)")
+    print(f"serving    {result.url}  (Ctrl+C stops)", flush=True)
+    _said_beside(args, companion)
     wait_forever(result)
     return EXIT_OK
 
@@ -467,28 +490,26 @@ def _cmd_render(args: argparse.Namespace) -> int:
     from .pictures import render
 
     check_colour(args.colour_by, "--colour-by")
-    out = render(args.artifact, args.output, attachment=args.attachment, colour_by=args.colour_by, function=args.function)
+    companion = _companion_arg(args)
+    out = render(args.artifact, args.output, attachment=companion, colour_by=args.colour_by, function=args.function)
+    _said_beside(args, companion)
     print(f"wrote      {out}")
     return EXIT_OK
 
 
 def _cmd_html(args: argparse.Namespace) -> int:
-    from .html import write_page
-    from .writer import companion_path_for
-
-    artifact = Path(args.artifact)
-    companion = Path(args.attachment) if args.attachment else None
     from .colours import check_colour
+    from .html import write_page
 
     check_colour(args.colour_by, "--colour-by")
+    artifact = Path(args.artifact)
+    companion = _companion_arg(args)
     page = write_page(artifact, companion, Path(args.output), colour_by=args.colour_by)
+    _said_beside(args, companion)
     held = artifact.name + (f" and {companion.name}" if companion else "")
     print(f"wrote      {args.output} ({len(page.html) / 2**20:.1f} MiB): {held} in Netron {page.netron_version}")
     print("open it    in a browser, from disk: it needs no server and no network")
     print(f"until      {page.expires:%Y-%m-%d}: Netron's age gate then stops it; regenerate it with a newer netron")
-    beside = companion_path_for(artifact)
-    if companion is None and beside.is_file():
-        print(f"note       {beside} is beside the artifact: pass --attachment {beside} to show its metrics")
     return EXIT_OK
 
 
@@ -569,11 +590,13 @@ def build_parser() -> argparse.ArgumentParser:
     val = sub.add_parser("validate", help="check an artifact (and companion) the way tlnetron and Netron read them")
     val.add_argument("artifact")
     val.add_argument("--attachment", help="companion (netron:attachment JSON) to check against the artifact")
+    val.add_argument("--no-attachment", action="store_true", help="leave out the companion beside the artifact")
     val.set_defaults(func=_cmd_validate)
 
     srv = sub.add_parser("serve", help="serve an artifact (and companion) in Netron on 127.0.0.1 until interrupted")
     srv.add_argument("artifact")
     srv.add_argument("--attachment")
+    srv.add_argument("--no-attachment", action="store_true", help="leave out the companion beside the artifact")
     srv.add_argument("--no-browser", action="store_true", help="do not open a browser tab")
     srv.add_argument("--host", default="127.0.0.1", help="address to serve on (default 127.0.0.1: this machine only)")
     srv.add_argument("--port", type=int, default=0, help="port to serve on (default 0: any free port)")
@@ -584,6 +607,7 @@ def build_parser() -> argparse.ArgumentParser:
     ren = sub.add_parser("render", help="write the picture Netron draws (its own File > Export, SVG or PNG) from headless Chromium")
     ren.add_argument("artifact")
     ren.add_argument("--attachment")
+    ren.add_argument("--no-attachment", action="store_true", help="leave out the companion beside the artifact")
     ren.add_argument("-o", "--output", required=True, metavar="PICTURE", help="model.svg or model.png")
     ren.add_argument("--colour-by", default="none", metavar="SCHEME", help="colour scheme (none, time, flops, bytes, params, diff, nonfinite)")
     ren.add_argument("--function", metavar="NAME", help="draw this function's body instead of the root")
@@ -598,6 +622,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     page.add_argument("artifact", help="the artifact written by tlnetron export (model.onnx.json)")
     page.add_argument("--attachment", help="its companion (model.onnx.attachment.json), shown once the model is drawn")
+    page.add_argument("--no-attachment", action="store_true", help="leave out the companion beside the artifact")
     page.add_argument("-o", "--output", required=True, metavar="PAGE", help="the page to write (ending in .html)")
     page.add_argument("--colour-by", default="none", metavar="SCHEME",
                       help="the heat map's first colour scheme (none, time, flops, bytes, params, diff, nonfinite; ?colour= in the URL too)")
