@@ -408,7 +408,10 @@ def _companion_arg(args: argparse.Namespace) -> Path | None:
     from .writer import companion_path_for
 
     beside = companion_path_for(Path(args.artifact))
-    return beside if beside.is_file() else None
+    try:
+        return beside if beside.is_file() else None
+    except OSError:  # a name past the OS's limits: the artifact's own read refuses it
+        return None
 
 
 def _said_beside(args: argparse.Namespace, companion: Path | None) -> None:

@@ -56,7 +56,7 @@ def demo_files(zoo_trace: Any, tmp_path: Path) -> tuple[Path, Path]:
 
 
 def write_html(artifact: Path, companion: Path | None, out: Path, capsys: pytest.CaptureFixture[str]) -> Path:
-    args = ["html", str(artifact), *(["--attachment", str(companion)] if companion else []), "-o", str(out)]
+    args = ["html", str(artifact), *(["--attachment", str(companion)] if companion else ["--no-attachment"]), "-o", str(out)]
     assert main(args) == 0
     assert f"wrote      {out}" in capsys.readouterr().out
     return out
