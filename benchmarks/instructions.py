@@ -114,13 +114,13 @@ def _child(model: str, views: list[str], n: int, quick: bool, stages: bool, help
 def _stage_calls(log: Any, g: str) -> list[Any]:
     """One callable per entry of STAGES, each running that stage alone on fixed inputs."""
     from tlnetron import perf, pipeline
-    from tlnetron.companion import drawn_values
+    from tlnetron.build.companion import drawn_values
     from tlnetron.options import ExportOptions
-    from tlnetron.companion import build_companion, companion_bytes
-    from tlnetron.metadata import encode_metadata, model_metadata
-    from tlnetron.onnx_build import build_model
-    from tlnetron.reader import read_trace
-    from tlnetron.validation import check_onnx, companion_problems
+    from tlnetron.build.companion import build_companion, companion_bytes
+    from tlnetron.build.metadata import encode_metadata, model_metadata
+    from tlnetron.build.artifact import build_model
+    from tlnetron.read.trace import read_trace
+    from tlnetron.check.validation import check_onnx, companion_problems
 
     # What export() reads with its defaults (the "meaningful" buffer policy reads less).
     options = {"show_buffers": "meaningful", "module_calls": g == "module", "brief_repeats": g == "rolled"}

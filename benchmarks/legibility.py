@@ -7,7 +7,7 @@ Per model: the root's draw time (the model's drop until the canvas is drawn; bes
 whole open: the app's start, the drop and the companion's), its canvas (the SVG viewBox, px at Netron's default zoom), the boxes, the boxes to
 drill into and the output nodes; then the first run box is opened and measured the same way.
 ``--chains`` also opens Llama-32's and Llama-80's runs drawn as one chain of calls (what
-tlnetron would draw without groups), the comparison behind ``tlnetron.runs.RUN_CHAIN_MAX``.
+tlnetron would draw without groups), the comparison behind ``tlnetron.views.runs.RUN_CHAIN_MAX``.
 
     .venv/bin/python benchmarks/legibility.py [--models llama_32,gpt2_24] [--chains] [--rounds 3]
 
@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tests" / "e2e"), str(ROOT / "tests")]
 
 import tlnetron  # noqa: E402
-import tlnetron.runs  # noqa: E402
+import tlnetron.views.runs  # noqa: E402
 from netron_driver import NetronBrowser, NetronPage  # noqa: E402
 from zoo import DEEP, trace  # noqa: E402
 
@@ -96,12 +96,12 @@ def main(argv: list[str] | None = None) -> int:
                 flush=True,
             )
             if args.chains and name in ("llama_32", "llama_80"):
-                kept = tlnetron.runs.RUN_CHAIN_MAX
-                tlnetron.runs.RUN_CHAIN_MAX = 1_000  # no groups: the run opens on one chain
+                kept = tlnetron.views.runs.RUN_CHAIN_MAX
+                tlnetron.views.runs.RUN_CHAIN_MAX = 1_000  # no groups: the run opens on one chain
                 try:
                     chain = measure(browser, export(log, Path(tmp) / f"{name}.chain.onnx.json"), args.rounds)
                 finally:
-                    tlnetron.runs.RUN_CHAIN_MAX = kept
+                    tlnetron.views.runs.RUN_CHAIN_MAX = kept
                 results[f"{name} as one chain"] = chain
                 run = chain["run"]
                 print(f"{name:<11} the run as one chain: {run['width']:.0f} x {run['height']:.0f} px, drilled in {chain['drill_s']:.2f} s")

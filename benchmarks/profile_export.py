@@ -54,7 +54,7 @@ STAGES: list[tuple[str, tuple[str, ...]]] = [
     ("companion build (build_companion)", ("build_companion",)),
     ("companion validation (companion_problems, shown)", ("companion_problems", "shown")),
     ("companion serialization (companion_bytes)", ("companion_bytes",)),
-    # The writer's steps are methods (tlnetron.writer.StagedFiles), wrapped on the class.
+    # The writer's steps are methods (tlnetron.write.pair.StagedFiles), wrapped on the class.
     ("stage files: write + start writeback (StagedFiles.stage)", ("StagedFiles.stage",)),
     ("sync + replace files (StagedFiles.commit)", ("StagedFiles.commit",)),
 ]
@@ -117,14 +117,14 @@ class StageTimer:
 def install(timer: StageTimer) -> list[str]:
     """Wrap the stage functions in tlnetron.pipeline; return the names that were not found."""
     import tlnetron.pipeline as pipeline
-    import tlnetron.writer as writer
+    import tlnetron.write.pair as writer
 
     missing = []
     for label, names in STAGES:
         for name in names:
             owner: Any = pipeline
             attr = name
-            if "." in name:  # Class.method of tlnetron.writer
+            if "." in name:  # Class.method of tlnetron.write.pair
                 cls, attr = name.split(".", 1)
                 owner = getattr(writer, cls, None)
             fn = getattr(owner, attr, None) if owner is not None else None
@@ -238,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
         timer = StageTimer()
         missing = install(timer)
         if missing:
-            print(f"(stage functions not found in tlnetron.pipeline / tlnetron.writer, not timed: {missing})\n")
+            print(f"(stage functions not found in tlnetron.pipeline / tlnetron.write.pair, not timed: {missing})\n")
         for g in grans:
             st = stage_table(log, g, args.reps, tmp, timer)
             staged = sum(v for _, v in st["stages"])

@@ -1,6 +1,6 @@
 """How tlnetron's export scales with trace size (1k, 10k, 40k, 100k ops), and the reference's.
 
-Part 1, synthetic (no torch): tlnetron's IR (``tlnetron.ir``) is built directly and fed to
+Part 1, synthetic (no torch): tlnetron's IR (``tlnetron.ir.trace``) is built directly and fed to
 ``tlnetron.pipeline.export_ir`` (companion on, everything validated and written, as ``export``
 does after reading the trace). One fresh subprocess per (shape, size, view), so the peak
 memory is that export's own. Shapes:
@@ -72,7 +72,7 @@ class _Builder:
     }
 
     def __init__(self) -> None:
-        from tlnetron.ir import ROLE_INPUT, OpIR
+        from tlnetron.ir.trace import ROLE_INPUT, OpIR
 
         self.OpIR = OpIR
         self.type_counts: dict[str, int] = {}
@@ -87,7 +87,7 @@ class _Builder:
         return f"{op_type}_{self.type_counts[op_type]}_{self.ordinal}"
 
     def op(self, layer: str, op_type: str, parents: tuple[str, ...], calls: tuple[str, ...] = (), *, pass_index: int = 1, num_passes: int = 1, path: str | None = None, linear: bool = False, where: str = "Block.forward") -> str:
-        from tlnetron.ir import ROLE_OP
+        from tlnetron.ir.trace import ROLE_OP
 
         name = layer if num_passes == 1 else f"{layer}:{pass_index}"
         params = (("weight", (DIM, DIM)), ("bias", (DIM,))) if linear else ()
@@ -117,7 +117,7 @@ class _Builder:
         return name
 
     def finish(self, last: str, calls: list[Any], model_class: str) -> Any:
-        from tlnetron.ir import ROLE_OUTPUT, Honesty, OpIR, TraceIR
+        from tlnetron.ir.trace import ROLE_OUTPUT, Honesty, OpIR, TraceIR
 
         self.ops.append(OpIR(name="output_1", layer="output_1", pass_index=1, num_passes=1, op_type="output", role=ROLE_OUTPUT, shape=(1, DIM), dtype="float32", parents=(last,), ports=("arg0",)))
         n_compute = len(self.ops) - 2
@@ -146,8 +146,8 @@ def ir_chain(n_ops: int) -> Any:
 
 
 def ir_blocks(n_blocks: int) -> Any:
-    """Exactly what torchlens + tlnetron.reader give for ``BlocksModel(n_blocks)`` (see --verify)."""
-    from tlnetron.ir import ModuleCallIR
+    """Exactly what torchlens + tlnetron.read.trace give for ``BlocksModel(n_blocks)`` (see --verify)."""
+    from tlnetron.ir.trace import ModuleCallIR
 
     b = _Builder()
     calls = []
@@ -166,7 +166,7 @@ def ir_blocks(n_blocks: int) -> Any:
 
 def ir_deep(n_blocks: int, fanout: int = 8) -> Any:
     """Blocks nested 4 module levels deep: s{a} > s{a}.g{b} > s{a}.g{b}.b{c} > ...lin."""
-    from tlnetron.ir import ModuleCallIR
+    from tlnetron.ir.trace import ModuleCallIR
 
     b = _Builder()
     calls = []
@@ -194,7 +194,7 @@ def ir_deep(n_blocks: int, fanout: int = 8) -> Any:
 
 def ir_passes(steps: int, n_cells: int = 8) -> Any:
     """A stacked recurrent net unrolled over ``steps``: what torchlens gives for ``StackModel`` (see --verify)."""
-    from tlnetron.ir import ModuleCallIR
+    from tlnetron.ir.trace import ModuleCallIR
 
     b = _Builder()
     layers = [[b.new_layer(t) for t in ("linear", "linear", "add", "tanh")] for _ in range(n_cells)]
@@ -293,10 +293,10 @@ def _structure(ir: Any) -> tuple[Any, Any]:
 
 
 def verify() -> list[str]:
-    """Check the synthetic 'blocks' and 'passes' IRs equal what torchlens + tlnetron.reader give."""
+    """Check the synthetic 'blocks' and 'passes' IRs equal what torchlens + tlnetron.read.trace give."""
     import torch
     import torchlens
-    from tlnetron.reader import read_trace
+    from tlnetron.read.trace import read_trace
 
     BlocksModel, StackModel = torch_models()
     out = []

@@ -1,6 +1,6 @@
 """Activation statistics quiet and beside another torch job (issue 31).
 
-Times ``tlnetron.reader.read_trace`` on one trace with statistics off, on (torch's default
+Times ``tlnetron.read.trace.read_trace`` on one trace with statistics off, on (torch's default
 threads) and on inside ``one_thread`` (what the export does), first quiet, then while a
 separate process runs ``a @ a`` on all cores; the load process is killed after.
 
@@ -36,7 +36,8 @@ def _median_ms(fn, rounds: int) -> float:
 
 
 def _measure(log, rounds: int) -> dict[str, float]:
-    from tlnetron import activation_stats, reader
+    from tlnetron.read import stats as activation_stats
+    from tlnetron.read import trace as reader
 
     def off() -> None:
         reader._read(log, "meaningful", True, True, None, False)

@@ -2,7 +2,7 @@
 """Generate src/tlnetron/_generated/ from the JSON Schemas in schema/.
 
 The schemas are the single source of truth. They live, once, in ``src/tlnetron/schema/``
-(the package data the wheel ships; ``tlnetron.schemas.schema_dir()``); ``schema/`` at the
+(the package data the wheel ships; ``tlnetron.check.schemas.schema_dir()``); ``schema/`` at the
 repository root is a symlink to that folder. This script writes:
 
 * ``__init__.py``           header only;
@@ -907,7 +907,7 @@ FACTS_DOC = '''\
 table (``x-tlnetron-metrics`` of schema/vocabularies.schema.json), then how they were summed.
 
 A new metric is a row of that table: regenerate, and ``Facts`` has its field, which
-tlnetron.facts takes from the ``OpIR`` attribute of the same name and sums.
+tlnetron.ir.facts takes from the ``OpIR`` attribute of the same name and sums.
 """
 
 from .._records import record

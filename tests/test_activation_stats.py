@@ -20,15 +20,15 @@ from torch import nn
 import tlnetron
 from tlnetron._generated.vocab import BufferPolicy, CaptureStatus, CompanionKind, CompanionRow, Granularity
 from tlnetron.pipeline import export_ir
-from tlnetron.activation_stats import merged_stats
-from tlnetron.companion import build_companion, drawn_values
-from tlnetron.words_facts import stats_rows
+from tlnetron.read.stats import merged_stats
+from tlnetron.build.companion import build_companion, drawn_values
+from tlnetron.words.facts import stats_rows
 from tlnetron.errors import TlnetronError, TlnetronWarning
-from tlnetron.ir import Honesty, OpIR, TensorStats, TraceIR
-from tlnetron.reader import read_trace, tensor_stats
-from tlnetron.validation import Shown, companion_problems
+from tlnetron.ir.trace import Honesty, OpIR, TensorStats, TraceIR
+from tlnetron.read.trace import read_trace, tensor_stats
+from tlnetron.check.validation import Shown, companion_problems
 from tlnetron.options import ExportOptions
-from tlnetron.view_op import project_op
+from tlnetron.views.op import project_op
 
 from zoo import ZooTrace
 
@@ -328,7 +328,7 @@ def test_warnings_point_at_the_callers_line(zoo_trace: ZooTrace, tmp_path: Path)
 
 
 def test_statistics_on_one_thread_restore_the_thread_count(zoo_trace: ZooTrace) -> None:
-    from tlnetron.activation_stats import one_thread
+    from tlnetron.read.stats import one_thread
 
     log = zoo_trace("demo")
     before = torch.get_num_threads()

@@ -19,10 +19,11 @@ from typing import Any
 import onnx
 import pytest
 
-from tlnetron import TlnetronWarning, perf, validation
+from tlnetron import TlnetronWarning, perf
+from tlnetron.check import validation
 from tlnetron._generated.vocab import BufferPolicy, Granularity
 from tlnetron.pipeline import export_ir
-from tlnetron.ir import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, OpIR, TraceIR
+from tlnetron.ir.trace import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, OpIR, TraceIR
 
 M_MXFAST = 1
 

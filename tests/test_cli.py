@@ -27,7 +27,7 @@ from tlnetron._generated.vocab import ERROR_CODE, GRANULARITY, VALIDATION_CODE, 
 from tlnetron.demo import DEMO_TRACES
 from tlnetron.errors import Opt, TlnetronError
 from tlnetron.options import check_options
-from tlnetron.validation import artifact_problems, companion_problems, parse_artifact, shown_in_model
+from tlnetron.check.validation import artifact_problems, companion_problems, parse_artifact, shown_in_model
 from zoo import ZooTrace
 
 SAVED_MODEL = "twice"  # small zoo model (module calls, a repeated call, two outputs)
@@ -290,7 +290,7 @@ def test_lazy_public_names_resolve_to_the_exporter() -> None:
         assert getattr(tlnetron, name) is not None
     with pytest.raises(AttributeError, match="no attribute 'exporter'"):
         tlnetron.exporter  # noqa: B018
-    # The exporter loads onnx's protobuf classes and checker only (tlnetron._onnx): not
+    # The exporter loads onnx's protobuf classes and checker only (tlnetron.build._onnx): not
     # onnx/__init__, so not numpy nor ml_dtypes.
     assert _modules_after("from tlnetron import export") == set()
     assert _modules_after("from tlnetron import pipeline\nimport sys\nassert 'onnx.onnx_cpp2py_export' in sys.modules") == set()
@@ -432,8 +432,8 @@ def _check_options_refusals() -> list[TlnetronError]:
 
 
 def test_every_option_refusal_reads_right_to_python_and_to_the_command_line() -> None:
-    from tlnetron.diff import read_baseline
-    from tlnetron.reader import read_diff, self_baseline_refusal
+    from tlnetron.read.baseline import read_baseline
+    from tlnetron.read.trace import read_diff, self_baseline_refusal
 
     refusals = _check_options_refusals()
     for call in (lambda: read_baseline(None, " "), lambda: read_diff(object(), 5)):
@@ -606,12 +606,12 @@ def test_torchlens_warnings_while_loading_print_as_one_line(saved: Path, tmp_pat
     """TorchLens' own warnings (here one it raises while a save loads) read as one line in
     its words, not as Python's ``file:line: Category: message`` plus a source line."""
     probe = (
-        "import sys, warnings, torchlens.errors, tlnetron.cli, tlnetron.reader\n"
-        "real = tlnetron.reader.load_saved_trace\n"
+        "import sys, warnings, torchlens.errors, tlnetron.cli, tlnetron.read.trace\n"
+        "real = tlnetron.read.trace.load_saved_trace\n"
         "def load(path):\n"
         "    warnings.warn(torchlens.errors.TorchLensWarning('this save was written by an older\\n  torchlens'))\n"
         "    return real(path)\n"
-        "tlnetron.reader.load_saved_trace = load\n"
+        "tlnetron.read.trace.load_saved_trace = load\n"
         f"sys.exit(tlnetron.cli.main(['export', {str(saved)!r}, '-o', {str(tmp_path / 'm.onnx.json')!r}, '--no-progress']))\n"
     )
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=TIMEOUT)

@@ -2,7 +2,7 @@
 
 The generated package is loaded by path under an alias, so these tests need neither an
 installed tlnetron nor an importable tlnetron/__init__.py (except
-test_schema_dir_is_the_one_copy, which checks tlnetron.schemas itself).
+test_schema_dir_is_the_one_copy, which checks tlnetron.check.schemas itself).
 """
 
 from __future__ import annotations
@@ -196,8 +196,8 @@ def test_the_schemas_live_once() -> None:
 
 
 def test_schema_dir_is_the_one_copy() -> None:
-    """tlnetron.schemas finds every schema, byte-identical to schema/*.json, where package-data ships it."""
-    from tlnetron import schemas
+    """tlnetron.check.schemas finds every schema, byte-identical to schema/*.json, where package-data ships it."""
+    from tlnetron.check import schemas
 
     assert schemas.schema_dir().resolve() == PKG_SCHEMA_DIR.resolve()
     files = schemas.schema_files()
@@ -230,7 +230,8 @@ def test_the_wheel_ships_every_schema(tmp_path: Path) -> None:
     (wheel,) = (tmp_path / "dist").glob("tlnetron-*.whl")
     with zipfile.ZipFile(wheel) as archive:
         shipped = {n: archive.read(n) for n in archive.namelist() if n.endswith(".json")}
-        assert "tlnetron/schemas.py" in archive.namelist()
+        assert "tlnetron/check/schemas.py" in archive.namelist()
+        assert {f"tlnetron/pages/{js}" for js in ("serve_bootstrap.js", "html_loader.js", "heatmap.js")} <= set(archive.namelist())
     expected = {f"tlnetron/schema/{p.name}": p.read_bytes() for p in SCHEMA_DIR.glob("*.json")}
     assert len(expected) == 5
     assert shipped == expected  # every schema, once, and no other JSON

@@ -22,8 +22,8 @@ from test_export_zoo import flat_dataflow, side_ops, trace_table
 from test_runs import attrs
 from tlnetron import TlnetronWarning
 from tlnetron._generated.vocab import BufferPolicy, Domain, Granularity
-from tlnetron.structures import field_key, field_name
-from tlnetron.view_module_depth import MIN_MODULE_BOXES, MIN_ROOT_BOXES, TRIVIAL_OP_TYPES
+from tlnetron.views.structures import field_key, field_name
+from tlnetron.views.module_depth import MIN_MODULE_BOXES, MIN_ROOT_BOXES, TRIVIAL_OP_TYPES
 from zoo import DEEP_LAYERS, ZooTrace, deep_models
 
 MAX_OUTPUT_NODES = 8

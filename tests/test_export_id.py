@@ -32,9 +32,9 @@ from tlnetron import TlnetronWarning, cli
 from tlnetron._generated.vocab import COMPANION_SIGNATURE, BufferPolicy, CaptureStatus, CompanionKind, CompanionRow, Granularity, MetaKey, ValidationCode
 from tlnetron.api import ExportResult
 from tlnetron.pipeline import export_ir
-from tlnetron.export_id import PLACEHOLDER, companion_with_id, export_id_of
-from tlnetron.ir import Honesty, OpIR, TraceIR
-from tlnetron.validation import (
+from tlnetron.build.export_id import PLACEHOLDER, companion_with_id, export_id_of
+from tlnetron.ir.trace import Honesty, OpIR, TraceIR
+from tlnetron.check.validation import (
     MISMATCH_MIN_ROWS,
     artifact_export_id,
     companion_export_id,
@@ -187,7 +187,7 @@ def test_the_id_goes_over_the_placeholders_and_nowhere_else() -> None:
 
 
 def test_the_builder_refuses_metadata_without_the_placeholder() -> None:
-    from tlnetron.onnx_build import build_model
+    from tlnetron.build.artifact import build_model
     from tlnetron.options import ExportOptions
     from tlnetron.views import view
 

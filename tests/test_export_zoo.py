@@ -30,8 +30,8 @@ from referencing.jsonschema import DRAFT7
 import tlnetron
 from tlnetron import TlnetronWarning
 from tlnetron._generated.vocab import BUFFER_POLICY, COMPANION_SIGNATURE, GRANULARITY, BufferPolicy, Domain, Granularity, NodeRole
-from tlnetron.metadata import decode_metadata
-from tlnetron.validation import artifact_problems, companion_problems, shown_in_model
+from tlnetron.build.metadata import decode_metadata
+from tlnetron.check.validation import artifact_problems, companion_problems, shown_in_model
 from zoo import ALL_ZOO, ZooTrace
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -139,7 +139,7 @@ def trace_table(log: torchlens.Trace) -> list[TOp]:
 
 
 def hidden_by_policy(table: list[TOp], policy: str) -> tuple[set[str], set[str]]:
-    """(hidden buffers, hidden compute ops) under the rule in ``tlnetron.buffers``' docstring:
+    """(hidden buffers, hidden compute ops) under the rule in ``tlnetron.read.buffers``' docstring:
     ``never`` drops every buffer, ``meaningful`` BatchNorm bookkeeping buffers, ``always``
     nothing; a compute op whose every neighbour is hidden is hidden too."""
     if policy == BufferPolicy.ALWAYS:

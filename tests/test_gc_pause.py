@@ -50,8 +50,8 @@ def test_the_export_frees_what_it_built_before_collection_resumes(
 ) -> None:
     """Objects still alive when the collector resumes are young: its first collection walks
     them all (~0.5 ms per GPT-2-sized export). The IR, projection and trees must be gone."""
-    from tlnetron.ir import OpIR
-    from tlnetron.projection import PNode
+    from tlnetron.ir.trace import OpIR
+    from tlnetron.ir.drawing import PNode
 
     def built() -> int:
         return sum(1 for o in gc.get_objects() if type(o) in (OpIR, PNode))

@@ -24,10 +24,10 @@ from typing import Any
 import pytest
 
 import tlnetron
-import tlnetron.html as page_module
+import tlnetron.pages.html as page_module
 from tlnetron.cli import main
 from tlnetron.errors import TlnetronError, TlnetronWarning
-from tlnetron.html import APP_MODULES, ASSETS, Page, build_page, write_page
+from tlnetron.pages.html import APP_MODULES, ASSETS, Page, build_page, write_page
 
 GOLDEN = Path(__file__).parent / "golden"
 ARTIFACT = GOLDEN / "tiny_op.onnx.json"
@@ -508,7 +508,7 @@ def test_a_companion_of_another_export_is_refused(tmp_path: Path, capsys: pytest
     """The page holds one pair: a companion written for another export is named, as serve
     and validate name it, and no page is written (nor shown)."""
     from tlnetron.pipeline import export_ir
-    from tlnetron.ir import Honesty, OpIR, TraceIR
+    from tlnetron.ir.trace import Honesty, OpIR, TraceIR
 
     ops = (
         OpIR("input_1", "input_1", 1, 1, "input", "input", (3,), "float32"),

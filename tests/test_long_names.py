@@ -23,8 +23,8 @@ import tlnetron
 from tlnetron import TlnetronWarning
 from tlnetron._generated.vocab import GRANULARITY, NODE_TEXT_MAX_LENGTH, BufferPolicy
 from tlnetron.pipeline import export_ir
-from tlnetron.ir import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, OpIR, TraceIR
-from tlnetron.words_text import shortened
+from tlnetron.ir.trace import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, OpIR, TraceIR
+from tlnetron.words.text import shortened
 
 LONG_CLASS = "Block" + "Q" * 2400
 LONG_ATTR = "stage_" + "z" * 2300

@@ -36,10 +36,10 @@ CHECK = """
 import json, sys
 sys.path.insert(0, sys.argv[2])
 import tlnetron
-from tlnetron import facts
+from tlnetron.ir import facts
 from zoo import trace
 
-assert "peak_bytes" in [f for f in tlnetron.facts.Facts.__slots__], "codegen gave Facts no field"
+assert "peak_bytes" in [f for f in tlnetron.ir.facts.Facts.__slots__], "codegen gave Facts no field"
 log = trace("demo")
 out = {}
 for view in ("op", "module"):
@@ -79,10 +79,10 @@ def _add_metric(pkg: Path) -> None:
     }
     node_path.write_text(json.dumps(node, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     # Its OpIR field, after the positional ones.
-    _edit(pkg / "ir.py", "    returned_as: str | None = None\n", "    returned_as: str | None = None\n    peak_bytes: int | None = None\n")
+    _edit(pkg / "ir" / "trace.py", "    returned_as: str | None = None\n", "    returned_as: str | None = None\n    peak_bytes: int | None = None\n")
     # The reader's line.
     _edit(
-        pkg / "reader.py",
+        pkg / "read" / "trace.py",
         "                _returned_as(op) if role == ROLE_OUTPUT else None,\n",
         "                _returned_as(op) if role == ROLE_OUTPUT else None,\n"
         "                peak_bytes=_count(op.activation_memory) if role == ROLE_OP else None,\n",
@@ -105,7 +105,7 @@ def test_a_new_metric_is_a_schema_row_a_field_and_a_reader_line(tmp_path: Path) 
         str(p.relative_to(pkg)) for p in pkg.rglob("*") if p.is_file() and before.get(p.relative_to(pkg)) != p.read_bytes()
     )
     hand = [c for c in changed if not c.startswith("_generated/")]
-    assert hand == ["ir.py", "reader.py", "schema/node-properties.schema.json", "schema/vocabularies.schema.json"]
+    assert hand == ["ir/trace.py", "read/trace.py", "schema/node-properties.schema.json", "schema/vocabularies.schema.json"]
 
     out_dir = tmp_path / "out"
     out_dir.mkdir()

@@ -14,7 +14,7 @@ CHILD = textwrap.dedent(
     import sys
     from pathlib import Path
     import tlnetron.api  # noqa: F401  (the export path: must not import onnx)
-    from tlnetron import _onnx
+    from tlnetron.build import _onnx
     assert "onnx" not in sys.modules and "ml_dtypes" not in sys.modules
     m = _onnx.ModelProto(ir_version=10)
     m.opset_import.add(domain="ai.torchlens.lossy", version=1)

@@ -15,7 +15,7 @@ from torch import nn
 
 import tlnetron
 from tlnetron import TlnetronError, TlnetronWarning
-from tlnetron.html import write_page
+from tlnetron.pages.html import write_page
 
 
 def long_path(tmp_path: Path, name: str) -> Path:

@@ -30,7 +30,7 @@ import pytest
 from tlnetron import TlnetronError, TlnetronWarning
 from tlnetron._generated.vocab import BufferPolicy, Granularity
 from tlnetron.pipeline import export_ir
-from tlnetron.ir import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, OpIR, TraceIR
+from tlnetron.ir.trace import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, OpIR, TraceIR
 
 ARTIFACT = "m.onnx.json"
 COMPANION = "m.onnx.attachment.json"
@@ -122,7 +122,7 @@ def test_concurrent_writers_to_one_path_never_mix_a_pair(tmp_path: Path) -> None
 _KILL_BETWEEN_RENAMES = """
 import os, signal, sys, warnings
 sys.path.insert(0, {tests!r})
-import tlnetron.writer
+import tlnetron.write.pair
 from test_pairs import write
 from pathlib import Path
 
@@ -136,7 +136,7 @@ class _Os:
     def __getattr__(self, name):
         return getattr(os, name)
 
-tlnetron.writer.os = _Os()
+tlnetron.write.pair.os = _Os()
 write(Path({folder!r}), {length})
 """
 
@@ -226,9 +226,9 @@ def test_a_journal_cut_short_finishes_nothing(tmp_path: Path) -> None:
 
 def test_a_write_with_no_files_commits_nothing(tmp_path: Path) -> None:
     """The memory-only export stages no file: its commit is a no-op, not an error."""
-    import tlnetron.writer
+    import tlnetron.write.pair
 
-    with tlnetron.writer.staged_files([]) as out:
+    with tlnetron.write.pair.staged_files([]) as out:
         out.commit()
     assert os.listdir(tmp_path) == []
 
@@ -255,7 +255,7 @@ def test_case_variants_sharing_one_companion_take_turns(tmp_path: Path) -> None:
         p.join(timeout=120)
     assert all(p.exitcode == 0 for p in procs)
     companion = json.loads((tmp_path / COMPANION).read_bytes())
-    from tlnetron.validation import artifact_export_id, companion_export_id
+    from tlnetron.check.validation import artifact_export_id, companion_export_id
     ids = {artifact_export_id(json.loads((tmp_path / name).read_bytes())) for name in ("m.onnx.json", "m.onnx.JSON")}
     assert companion_export_id(companion) in ids
     assert hidden(tmp_path) == []

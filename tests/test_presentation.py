@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import pytest
 
-from tlnetron import words_diff, words_docs, words_facts
+from tlnetron.words import diff as words_diff
+from tlnetron.words import docs as words_docs
+from tlnetron.words import facts as words_facts
 from tlnetron._generated.vocab import METRICS, PASSES_ROW, CompanionRow, InclusiveWording, MetaKey, NodeMeta
-from tlnetron.facts import DiffFacts, Facts
-from tlnetron.ir import DiffRow, TensorStats
-from tlnetron.projection import PNode
+from tlnetron.ir.facts import DiffFacts, Facts
+from tlnetron.ir.trace import DiffRow, TensorStats
+from tlnetron.ir.drawing import PNode
 
 OP = Facts(duration_s=2.5e-6, flops=1_234_567, nbytes=3072, op_count=1)
 PASSES = Facts(duration_s=3e-3, flops=900, nbytes=None, op_count=3, passes=3)

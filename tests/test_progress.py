@@ -99,7 +99,7 @@ def test_the_module_view_reports_while_building_its_function_bodies(tmp_path: Pa
     """300 module calls of two ops each: the module view reports as it builds the bodies
     (project stage) and as it builds their nodes (build stage)."""
     from tlnetron.pipeline import export_ir
-    from tlnetron.ir import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, ModuleCallIR, OpIR, TraceIR
+    from tlnetron.ir.trace import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, ModuleCallIR, OpIR, TraceIR
 
     ops = [OpIR(name="input_1", layer="input_1", pass_index=1, num_passes=1, op_type="input", role=ROLE_INPUT, shape=(2,), dtype="float32")]
     calls = []

@@ -18,8 +18,8 @@ import pytest
 from tlnetron import TlnetronWarning, export
 from tlnetron._generated.vocab import BUFFER_POLICY, GRANULARITY, BufferPolicy, Granularity
 from tlnetron.pipeline import export_ir
-from tlnetron.ir import ROLE_BUFFER, ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, OpIR, TraceIR
-from tlnetron.reader import read_trace
+from tlnetron.ir.trace import ROLE_BUFFER, ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, OpIR, TraceIR
+from tlnetron.read.trace import read_trace
 from zoo import ZooTrace
 
 
@@ -163,9 +163,9 @@ def test_rolled_layer_whose_first_pass_is_hidden_is_described_by_its_first_pass(
 def test_worded_fact_memos_start_empty_for_every_export(tmp_path: Path) -> None:
     """Memos of worded facts help within one export only; a repeated export (as in the
     benchmarks) must not be faster because an earlier one filled them."""
-    from tlnetron.words_facts import bytes_text, flops_text
-    from tlnetron.ir import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, OpIR, TraceIR
-    from tlnetron.projection import shape_text
+    from tlnetron.words.facts import bytes_text, flops_text
+    from tlnetron.ir.trace import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, OpIR, TraceIR
+    from tlnetron.ir.drawing import shape_text
 
     flops_text(123_456)
     bytes_text(7)
@@ -193,7 +193,7 @@ def test_versions_are_those_of_the_imported_packages(zoo_trace: ZooTrace, monkey
     import torch
     import torchlens
 
-    from tlnetron import reader
+    from tlnetron.read import trace as reader
 
     reader._version.cache_clear()
     ir = reader.read_trace(zoo_trace("twice"))

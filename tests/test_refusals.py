@@ -20,7 +20,7 @@ import torchlens
 import tlnetron
 import tlnetron.perf
 import tlnetron.pipeline
-import tlnetron.writer
+import tlnetron.write.pair
 from tlnetron import TlnetronError, TlnetronWarning
 from tlnetron._generated.vocab import GRANULARITY, BufferPolicy, Granularity
 from zoo import ZooTrace
@@ -188,7 +188,7 @@ def test_refusals_leave_existing_files_byte_identical(log: torchlens.Trace, tmp_
 
 
 class _FailingSecondReplace:
-    """Stands in for ``os`` inside ``tlnetron.writer``: the second ``replace`` fails."""
+    """Stands in for ``os`` inside ``tlnetron.write.pair``: the second ``replace`` fails."""
 
     def __init__(self) -> None:
         self.calls: list[tuple[str, str]] = []
@@ -212,7 +212,7 @@ def test_failed_second_replace_restores_everything(
     if existing:
         path, before = _existing_pair(log, tmp_path)
     fake = _FailingSecondReplace()
-    monkeypatch.setattr(tlnetron.writer, "os", fake)
+    monkeypatch.setattr(tlnetron.write.pair, "os", fake)
     # The module view differs from the op view on disk, so a half-done write would show.
     _refused("destination_unwritable", log, path, granularity=Granularity.MODULE)
     monkeypatch.undo()
@@ -230,7 +230,7 @@ def test_every_file_reaches_the_disk_before_any_destination_is_replaced(
 ) -> None:
     path, _ = _existing_pair(log, tmp_path)
     events: list[tuple[str, Any]] = []
-    real_sync = tlnetron.writer._datasync
+    real_sync = tlnetron.write.pair._datasync
 
     def sync(fd: int) -> None:
         events.append(("sync", os.fstat(fd).st_size))
@@ -244,8 +244,8 @@ def test_every_file_reaches_the_disk_before_any_destination_is_replaced(
         def __getattr__(self, name: str) -> Any:
             return getattr(os, name)
 
-    monkeypatch.setattr(tlnetron.writer, "_datasync", sync)
-    monkeypatch.setattr(tlnetron.writer, "os", _Os())
+    monkeypatch.setattr(tlnetron.write.pair, "_datasync", sync)
+    monkeypatch.setattr(tlnetron.write.pair, "os", _Os())
     result = _export(log, path, granularity=Granularity.OP)
     monkeypatch.undo()
     assert result.companion is not None
@@ -260,7 +260,7 @@ def test_both_files_are_staged_and_written_out_while_the_checker_runs(
     the destinations are replaced only after the checker passed and every file was synced."""
     path, _ = _existing_pair(log, tmp_path)
     events: list[tuple[str, Any]] = []
-    real_start, real_sync, real_check = tlnetron.perf._writeback, tlnetron.writer._datasync, tlnetron.pipeline.check_onnx
+    real_start, real_sync, real_check = tlnetron.perf._writeback, tlnetron.write.pair._datasync, tlnetron.pipeline.check_onnx
     assert real_start is not None, "Linux's sync_file_range was not found"
 
     def start(fd: int) -> object:
@@ -277,8 +277,8 @@ def test_both_files_are_staged_and_written_out_while_the_checker_runs(
         events.append(("check", sorted(p.name for p in tmp_path.iterdir())))
         return real_check(data, **kw)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(tlnetron.writer, "start_writeback", start)
-    monkeypatch.setattr(tlnetron.writer, "_datasync", sync)
+    monkeypatch.setattr(tlnetron.write.pair, "start_writeback", start)
+    monkeypatch.setattr(tlnetron.write.pair, "_datasync", sync)
     monkeypatch.setattr(tlnetron.pipeline, "check_onnx", check)
     result = _export(log, path, granularity=Granularity.MODULE)
     monkeypatch.undo()
@@ -300,7 +300,7 @@ def test_a_checker_refusal_after_staging_removes_the_staged_files(log: torchlens
     The companion is refused too (two rows of one target), but the invalid artifact is
     what is reported; the artifact was already staged, and is removed."""
     from tlnetron.pipeline import export_ir
-    from tlnetron.ir import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, OpIR, TraceIR
+    from tlnetron.ir.trace import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, OpIR, TraceIR
 
     path, before = _existing_pair(log, tmp_path)
     relu = {"layer": "relu", "pass_index": 1, "num_passes": 1, "op_type": "relu", "role": ROLE_OP, "shape": (2,), "dtype": "float32", "ports": ("arg0",), "duration_s": 1e-6}
@@ -311,14 +311,14 @@ def test_a_checker_refusal_after_staging_removes_the_staged_files(log: torchlens
         OpIR(name="output_1", layer="output_1", pass_index=1, num_passes=1, op_type="output", role=ROLE_OUTPUT, shape=(2,), dtype="float32", parents=("relu",)),
     )
     staged: list[str] = []
-    real_stage = tlnetron.writer.StagedFiles.stage
+    real_stage = tlnetron.write.pair.StagedFiles.stage
 
-    def stage(self: tlnetron.writer.StagedFiles, dest: Path, data: bytes) -> None:
+    def stage(self: tlnetron.write.pair.StagedFiles, dest: Path, data: bytes) -> None:
         staged.append(dest.name)
         real_stage(self, dest, data)
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(tlnetron.writer.StagedFiles, "stage", stage)
+        mp.setattr(tlnetron.write.pair.StagedFiles, "stage", stage)
         with pytest.raises(TlnetronError) as info:
             export_ir(TraceIR(ops=ops), path, granularity=Granularity.OP, depth=None, show_buffers=BufferPolicy.MEANINGFUL, attachment=None)
     assert info.value.code == "artifact_invalid" and "single static assignment" in str(info.value)
@@ -358,7 +358,7 @@ def test_a_staging_failure_removes_what_was_staged_before(log: torchlens.Trace, 
 
 def test_staged_files_commit_only_a_complete_set(tmp_path: Path) -> None:
     a, b = tmp_path / "a.json", tmp_path / "b.json"
-    with tlnetron.writer.staged_files([a, b]) as out:
+    with tlnetron.write.pair.staged_files([a, b]) as out:
         out.stage(b, b"second")
         with pytest.raises(ValueError, match="not a destination"):
             out.stage(tmp_path / "c.json", b"")
@@ -367,7 +367,7 @@ def test_staged_files_commit_only_a_complete_set(tmp_path: Path) -> None:
         out.stage(a, b"first")
         out.commit()
     assert _tree(tmp_path) == {"a.json": b"first", "b.json": b"second"}
-    with tlnetron.writer.staged_files([a]) as out:
+    with tlnetron.write.pair.staged_files([a]) as out:
         out.stage(a, b"not committed")
     assert _tree(tmp_path) == {"a.json": b"first", "b.json": b"second"}
 
@@ -399,7 +399,7 @@ def test_companion_refusal_at_export_leaves_existing_files_as_they_were(log: tor
     """A refusal found in the companion (found before the model is built, raised once the artifact
     has been staged and has passed the checker) writes nothing."""
     from tlnetron.pipeline import export_ir
-    from tlnetron.ir import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, OpIR, TraceIR
+    from tlnetron.ir.trace import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, OpIR, TraceIR
 
     path, before = _existing_pair(log, tmp_path)
     # Two nodes whose names agree up to the first line break: Netron cannot tell their rows apart.
@@ -435,7 +435,7 @@ def test_a_node_the_schema_refuses_is_never_written(tmp_path: Path) -> None:
     refused with ``artifact_invalid`` naming the node, and an existing pair stays as it was.
     (Names past the schema's length limit are shortened instead: tests/test_long_names.py.)"""
     from tlnetron.pipeline import export_ir
-    from tlnetron.ir import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, OpIR, TraceIR
+    from tlnetron.ir.trace import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, OpIR, TraceIR
 
     def op(name: str, role: str, parents: tuple[str, ...] = (), function: str | None = None) -> OpIR:
         bad = function == "bad"

@@ -26,7 +26,7 @@ import tlnetron
 from test_export_zoo import flat_dataflow
 from tlnetron import TlnetronWarning
 from tlnetron._generated.vocab import Domain, Granularity
-from tlnetron.runs import GROUP_SIZE, MIN_RUN_BOX, RUN_CHAIN_MAX
+from tlnetron.views.runs import GROUP_SIZE, MIN_RUN_BOX, RUN_CHAIN_MAX
 
 
 class Block(nn.Module):

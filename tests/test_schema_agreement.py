@@ -478,7 +478,7 @@ SAMPLES: list[tuple[str, str, Any, str | None]] = [
     ("companion-kind-function", "companion", companion(row(kind="function")), "data.metrics[0].kind"),
     ("companion-kind-empty", "companion", companion(row(kind="")), "data.metrics[0].kind"),
     # Whether a target names something Netron shows (model rows: only ""; node rows: a node)
-    # is tlnetron.validation.companion_problems' job, not the schema's: see the test below.
+    # is tlnetron.check.validation.companion_problems' job, not the schema's: see the test below.
     ("companion-model-with-target", "companion", companion(row(kind="model", target="x")), None),
     ("companion-node-no-target", "companion", companion(row(target="")), None),
     ("companion-newline-in-name", "companion", companion(row(name="a\nb")), "data.metrics[0].name"),
@@ -593,8 +593,8 @@ def test_node_diff_status_key_is_checked() -> None:
 
 
 def test_the_cross_reference_check_owns_target_rules() -> None:
-    """The schema cannot say which targets Netron shows; tlnetron.validation.companion_problems does."""
-    validation = pytest.importorskip("tlnetron.validation")
+    """The schema cannot say which targets Netron shows; tlnetron.check.validation.companion_problems does."""
+    validation = pytest.importorskip("tlnetron.check.validation")
     shown = validation.Shown(nodes=frozenset({"conv1"}), values=frozenset({"conv1_out"}), functions=frozenset())
 
     def problems(*rows: dict[str, Any]) -> list[Any]:

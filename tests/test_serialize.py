@@ -17,8 +17,8 @@ from google.protobuf import json_format
 
 import tlnetron
 import tlnetron.pipeline
-import tlnetron.onnx_build
-from tlnetron.onnx_build import BuiltModel
+import tlnetron.build.artifact
+from tlnetron.build.artifact import BuiltModel
 from tlnetron import TlnetronWarning
 from tlnetron._generated.vocab import BufferPolicy, Granularity
 from zoo import ZooTrace
@@ -41,7 +41,7 @@ def _capture_builds(monkeypatch: pytest.MonkeyPatch) -> list[BuiltModel]:
     """Every model ``export`` builds from now on, as it was built (a spy around
     ``tlnetron.pipeline.build_model``)."""
     built: list[BuiltModel] = []
-    real_build = tlnetron.onnx_build.build_model
+    real_build = tlnetron.build.artifact.build_model
 
     def spy(*args: object, **kwargs: object) -> BuiltModel:
         built.append(real_build(*args, **kwargs))  # type: ignore[arg-type]
@@ -83,7 +83,7 @@ def test_chunked_build_gives_the_model_built_in_one_piece(
     fragments joined) give the same JSON bytes and the same proto as one single chunk."""
 
     def export(chunk: int) -> tuple[bytes, onnx.ModelProto]:
-        monkeypatch.setattr(tlnetron.onnx_build, "CHUNK_NODES", chunk)
+        monkeypatch.setattr(tlnetron.build.artifact, "CHUNK_NODES", chunk)
         seen = _capture_builds(monkeypatch)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", TlnetronWarning)

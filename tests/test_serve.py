@@ -41,7 +41,7 @@ import torchlens
 from torch import nn
 
 import tlnetron
-import tlnetron.serve as tlserve
+import tlnetron.pages.serve as tlserve
 from tlnetron import TlnetronError, TlnetronWarning
 from tlnetron._generated.vocab import COMPANION_SIGNATURE, Granularity
 
@@ -77,9 +77,9 @@ class Browser:
 
 @pytest.fixture
 def browser(monkeypatch: pytest.MonkeyPatch) -> Browser:
-    """Record ``webbrowser.open`` as tlnetron.serve sees it; no real IPython shell."""
+    """Record ``webbrowser.open`` as tlnetron.pages.serve sees it; no real IPython shell."""
     rec = Browser()
-    monkeypatch.setattr("tlnetron.serve.webbrowser.open", rec.open)
+    monkeypatch.setattr("tlnetron.pages.serve.webbrowser.open", rec.open)
     monkeypatch.delitem(sys.modules, "IPython", raising=False)
     return rec
 
@@ -318,7 +318,7 @@ def test_notebook_shows_an_iframe_and_opens_no_tab(
     log: torchlens.Trace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, served: list[Any], notebook: FakeNotebook, with_path: bool
 ) -> None:
     calls: list[Any] = []
-    monkeypatch.setattr("tlnetron.serve.webbrowser.open", lambda *a, **k: calls.append(a))
+    monkeypatch.setattr("tlnetron.pages.serve.webbrowser.open", lambda *a, **k: calls.append(a))
     nb = notebook
     monkeypatch.chdir(tmp_path)
     result = export(log, tmp_path / "m.onnx.json" if with_path else None, serve=True)

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from test_pairs import ARTIFACT, COMPANION, write
-from tlnetron.serve import CONTENT_SECURITY_POLICY, LOOPBACK, _Handler, _Server, serve_bytes
+from tlnetron.pages.serve import CONTENT_SECURITY_POLICY, LOOPBACK, _Handler, _Server, serve_bytes
 
 
 @pytest.fixture(scope="module")

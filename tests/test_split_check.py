@@ -20,7 +20,7 @@ from zoo import ZooTrace
 
 import tlnetron
 import tlnetron.pipeline
-from tlnetron import validation
+from tlnetron.check import validation
 from tlnetron._generated.vocab import Domain
 
 

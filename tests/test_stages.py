@@ -40,19 +40,19 @@ from tlnetron._generated.vocab import (
     NodeRole,
 )
 from tlnetron.pipeline import export_ir
-from tlnetron.buffers import apply_buffer_policy
-from tlnetron.companion import build_companion, companion_bytes
-from tlnetron.export_id import PLACEHOLDER
-from tlnetron.facts import Facts
-from tlnetron.ir import ROLE_BUFFER, ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, Honesty, ModuleCallIR, OpIR, TraceIR
-from tlnetron.metadata import decode_metadata, encode_metadata, model_metadata
-from tlnetron.onnx_build import build_model
+from tlnetron.read.buffers import apply_buffer_policy
+from tlnetron.build.companion import build_companion, companion_bytes
+from tlnetron.build.export_id import PLACEHOLDER
+from tlnetron.ir.facts import Facts
+from tlnetron.ir.trace import ROLE_BUFFER, ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, Honesty, ModuleCallIR, OpIR, TraceIR
+from tlnetron.build.metadata import decode_metadata, encode_metadata, model_metadata
+from tlnetron.build.artifact import build_model
 from tlnetron.options import ExportOptions
-from tlnetron.projection import PGraph, PNode, PValue, Projection, TensorType
-from tlnetron.schemas import SchemaViolation, validate
-from tlnetron.validation import Shown, check_onnx, companion_problems
+from tlnetron.ir.drawing import PGraph, PNode, PValue, Projection, TensorType
+from tlnetron.check.schemas import SchemaViolation, validate
+from tlnetron.check.validation import Shown, check_onnx, companion_problems
 from tlnetron.views import view
-from tlnetron.writer import staged_files
+from tlnetron.write.pair import staged_files
 
 FLOAT = 1  # onnx.TensorProto.FLOAT
 INT64 = 7  # onnx.TensorProto.INT64

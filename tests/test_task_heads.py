@@ -20,7 +20,7 @@ import pytest
 import tlnetron
 from tlnetron import TlnetronWarning
 from tlnetron._generated.vocab import Domain, Granularity
-from tlnetron.view_module_depth import TRIVIAL_OP_TYPES
+from tlnetron.views.module_depth import TRIVIAL_OP_TYPES
 from zoo import TASK_HEADS, ZooTrace
 
 

@@ -15,9 +15,9 @@ import pytest
 
 from test_pairs import ARTIFACT, COMPANION, write
 from tlnetron import TlnetronError, cli
-from tlnetron.html import page_from_files
-from tlnetron.jsonfile import read_input
-from tlnetron.writer import read_pair
+from tlnetron.pages.html import page_from_files
+from tlnetron.read.files import read_input
+from tlnetron.write.pair import read_pair
 
 
 def _exporting(folder: str, stop: Any) -> None:
@@ -47,8 +47,8 @@ def test_validate_reads_one_export_during_exports(busy: Path) -> None:
 
 
 def test_the_page_and_the_server_read_one_export_during_exports(busy: Path) -> None:
-    from tlnetron.validation import mismatched_pair
-    from tlnetron.jsonfile import companion_object
+    from tlnetron.check.validation import mismatched_pair
+    from tlnetron.read.files import companion_object
 
     def read(p: Path) -> bytes:
         return read_input(p, "", "nothing was written")
@@ -60,7 +60,7 @@ def test_the_page_and_the_server_read_one_export_during_exports(busy: Path) -> N
 
 @pytest.mark.parametrize("special", ["fifo", "/dev/zero"])
 def test_serve_refuses_what_html_refuses_at_once(tmp_path: Path, special: str) -> None:
-    from tlnetron.serve import serve_files
+    from tlnetron.pages.serve import serve_files
     if special == "fifo":
         path = tmp_path / "p.onnx.json"
         os.mkfifo(path)
@@ -74,7 +74,7 @@ def test_serve_refuses_what_html_refuses_at_once(tmp_path: Path, special: str) -
 
 
 def test_serve_refuses_a_file_past_what_netron_opens(tmp_path: Path) -> None:
-    from tlnetron.serve import serve_files
+    from tlnetron.pages.serve import serve_files
     big = tmp_path / "big.onnx.json"
     with open(big, "wb") as fh:
         fh.truncate(4000 * 2**20)

@@ -143,12 +143,12 @@ def test_a_broken_artifact_does_not_hide_the_companions_problems(pair: tuple[Pat
 
 
 def test_a_crash_inside_validate_has_its_own_exit_code(pair: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    import tlnetron.validation
+    import tlnetron.check.validation
 
     def broken(model: onnx.ModelProto) -> Any:
         raise RuntimeError("simulated bug")
 
-    monkeypatch.setattr(tlnetron.validation, "artifact_problems", broken)
+    monkeypatch.setattr(tlnetron.check.validation, "artifact_problems", broken)
     assert cli.main(["validate", str(pair[0])]) == cli.EXIT_CRASH == 4
     err = capsys.readouterr().err
     assert "simulated bug" in err and "bug" in err and cli.EXIT_CRASH not in (cli.EXIT_INVALID, cli.EXIT_OK, cli.EXIT_REFUSED)
@@ -210,7 +210,7 @@ def test_a_lone_surrogate_prints_escaped(pair: tuple[Path, Path], tmp_path: Path
 
 def test_a_file_past_what_netron_opens_is_refused_unread(pair: tuple[Path, Path], tmp_path: Path) -> None:
     """Sparse: its size is past the limit while it takes no disk; refused from its size alone."""
-    from tlnetron.jsonfile import MAX_BYTES
+    from tlnetron.read.files import MAX_BYTES
     big = tmp_path / "big.onnx.json"
     with open(big, "wb") as fh:
         fh.truncate(4000 * 2**20)

@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING, Any
 from ._version import __version__
 from .errors import Problem, TlnetronError, TlnetronWarning
 from .progress import PROGRESS_STAGES, Progress
-from .schemas import SCHEMA_VERSION, schema_dir
+from .check.schemas import SCHEMA_VERSION, schema_dir
 
 if TYPE_CHECKING:
     from .api import LEGIBILITY_BUDGET, ExportResult, export
-    from .notebook import show
+    from .api import show
 
 __all__ = [
     "LEGIBILITY_BUDGET",
@@ -37,8 +37,7 @@ __all__ = [
 # The exporter imports onnx (and with it numpy and ml_dtypes, the slowest imports: see
 # benchmarks/README.md, cold.py): it is imported on first use, so `import tlnetron` and the
 # commands that only print help or schemas start without it.
-_FROM_API = frozenset({"LEGIBILITY_BUDGET", "ExportResult", "export"})
-_FROM_NOTEBOOK = frozenset({"show"})
+_FROM_API = frozenset({"LEGIBILITY_BUDGET", "ExportResult", "export", "show"})
 _FROM_PICTURES = frozenset({"render"})
 
 
@@ -49,14 +48,8 @@ def __getattr__(name: str) -> Any:
         value = getattr(api, name)
         globals()[name] = value
         return value
-    if name in _FROM_NOTEBOOK:
-        from . import notebook
-
-        value = getattr(notebook, name)
-        globals()[name] = value
-        return value
     if name in _FROM_PICTURES:
-        from . import pictures
+        from .pages import pictures
 
         value = getattr(pictures, name)
         globals()[name] = value
@@ -65,4 +58,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | _FROM_API | _FROM_NOTEBOOK | _FROM_PICTURES)
+    return sorted(set(globals()) | _FROM_API | _FROM_PICTURES)

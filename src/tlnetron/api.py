@@ -10,16 +10,18 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from .nodes import LEGIBILITY_BUDGET
+from .views.nodes import LEGIBILITY_BUDGET
+from ._generated.vocab import ErrorCode
+from .errors import TlnetronError
 from .options import check_options
 from .perf import gc_paused
 from .pipeline import run
 from .progress import PROGRESS_STAGES, Progress, Steps
-from .reader import read_trace
+from .read.trace import read_trace
 from .result import ExportResult
 from .views import view
 
-__all__ = ["ExportResult", "LEGIBILITY_BUDGET", "PROGRESS_STAGES", "Progress", "export"]
+__all__ = ["ExportResult", "LEGIBILITY_BUDGET", "PROGRESS_STAGES", "Progress", "export", "show"]
 
 
 def export(
@@ -79,7 +81,7 @@ def export(
     """
     options = check_options(path, granularity, depth, show_buffers, attachment, serve, activation_stats)
     if serve or options.page is not None:
-        from .serve import require_netron
+        from .pages.serve import require_netron
 
         require_netron()
     steps = Steps(progress, companion=options.writes_companion)
@@ -97,7 +99,7 @@ def export(
         )
         baseline_row, diff = None, None
         if baseline is not None:
-            from .diff import read_baseline
+            from .read.baseline import read_baseline
 
             baseline_row, diff = read_baseline(trace, baseline)
         result = run(ir, options, baseline=baseline_row, diff=diff, progress=steps)
@@ -106,7 +108,52 @@ def export(
         # collection would walk them all.
         del ir, diff
     if serve:
-        from .serve import serve_result
+        from .pages.serve import serve_result
 
         result = serve_result(result)
     return result
+
+
+def show(what: Any, *, attachment: str | os.PathLike[str] | bool | None = None, height: int = 720,
+         colour_by: str = "none", **export_options: Any) -> Any:
+    """Show an artifact (and its companion) in Netron, in a notebook cell, with no server.
+
+    Args:
+        what: a torchlens Trace (exported with ``export_options`` into a temporary folder
+            that is gone when the page is built: the page holds both files), what
+            :func:`tlnetron.export` returned (a memory-only export too), or the path of an
+            artifact it wrote.
+        attachment: for a path, the companion's path; None (default) takes
+            ``<stem>.attachment.json`` beside the artifact when it is there; False shows
+            the model alone. For an export result, False leaves its companion out.
+        height: the iframe's height in CSS pixels.
+        colour_by: the heat map's first colour scheme (none, time, flops, bytes, params,
+            diff, nonfinite; ``none``: Netron's own colours).
+        export_options: for a trace, :func:`export`'s keywords (``granularity``,
+            ``depth``, ``show_buffers``, ``baseline``, ``activation_stats``).
+
+    Returns:
+        A :class:`tlnetron.pages.notebook.NotebookPage`: the cell shows it when it is the
+        cell's value (or is passed to ``IPython.display.display``).
+
+    Raises:
+        TlnetronError: ``invalid_path`` (a file cannot be read, or is not an artifact),
+            ``netron_attachment_invalid``, ``netron_serve_unavailable`` (netron is not
+            installed), ``invalid_option`` (``what`` or ``height`` is of the wrong kind),
+            ``invalid_colour_scheme``, and for a trace whatever :func:`export` refuses.
+    """
+    import tempfile
+
+    from .pages import notebook
+
+    notebook.check_show(what, height, colour_by, export_options)
+    if notebook.shows_files(what):
+        return notebook.show(what, attachment=attachment, height=height, colour_by=colour_by)
+    with tempfile.TemporaryDirectory(prefix="tlnetron-show-") as tmp:
+        try:
+            result = export(what, os.path.join(tmp, "trace.onnx.json"), **export_options)
+        except TlnetronError as exc:
+            if exc.code != ErrorCode.NOT_A_TRACE or export_options:
+                raise
+            result = what  # not a trace either: show() says what it takes
+    return notebook.show(result, attachment=attachment, height=height, colour_by=colour_by)

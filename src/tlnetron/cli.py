@@ -296,7 +296,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         try:
             out.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            from .writer import unwritable
+            from .write.pair import unwritable
 
             raise unwritable(exc, out, "--output-dir") from None
         result = export(log, out / "demo.onnx.json", granularity=args.granularity, progress=bar)
@@ -313,10 +313,10 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 def _baseline(args: argparse.Namespace, trace: Path) -> Path | str | None:
     """What ``--baseline`` or ``--baseline-id`` names, checked before anything is loaded:
     a saved reference trace (its folder), a run identifier, or None."""
-    from .reader import saved_trace, self_baseline_refusal
+    from .read.trace import saved_trace, self_baseline_refusal
 
     if args.baseline_id is not None:
-        from .diff import read_baseline
+        from .read.baseline import read_baseline
 
         read_baseline(None, args.baseline_id)  # refuses an empty identifier, loads nothing
         return str(args.baseline_id)
@@ -351,7 +351,7 @@ def _baseline(args: argparse.Namespace, trace: Path) -> Path | str | None:
 
 def _cmd_export(args: argparse.Namespace) -> int:
     from .options import check_options
-    from .reader import saved_trace
+    from .read.trace import saved_trace
 
     # Everything a person can get wrong is refused here, before the slow part.
     attachment = _ATTACHMENT[args.attachment]
@@ -359,13 +359,13 @@ def _cmd_export(args: argparse.Namespace) -> int:
     trace = saved_trace(args.trace)
     baseline = _baseline(args, trace)
     if args.serve:
-        from .serve import require_netron
+        from .pages.serve import require_netron
 
         require_netron()
     with _Bar(args.progress) as bar:
         bar.stage("import")
         from .api import export
-        from .reader import load_saved_trace, trace_classes
+        from .read.trace import load_saved_trace, trace_classes
 
         trace_classes()  # imports torch and torchlens
         _notice_unpickling(trace)
@@ -391,7 +391,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
     _print_result(result)
     if result.url:
         print(f"serving    {result.url}  (Ctrl+C stops)")
-        from .serve import wait_forever
+        from .pages.serve import wait_forever
 
         wait_forever(result)
     return EXIT_OK
@@ -405,7 +405,7 @@ def _companion_arg(args: argparse.Namespace) -> Path | None:
         return Path(args.attachment)
     if args.no_attachment:
         return None
-    from .writer import companion_path_for
+    from .write.pair import companion_path_for
 
     beside = companion_path_for(Path(args.artifact))
     try:
@@ -441,15 +441,15 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 def _validate(path: Path, companion_path: Path | None) -> list[Problem]:
     """Every problem of the artifact (and companion), each file read as Netron reads it."""
     from ._generated.vocab import ValidationCode
-    from .jsonfile import JsonFile, read_json_file
-    from .validation import (
+    from .read.files import JsonFile, read_json_file
+    from .check.validation import (
         artifact_problems,
         companion_problems,
         parse_artifact,
         shown_in_model,
     )
 
-    from .writer import read_pair
+    from .write.pair import read_pair
 
     def read(p: Path) -> JsonFile:
         if p == companion_path:
@@ -473,8 +473,8 @@ def _validate(path: Path, companion_path: Path | None) -> list[Problem]:
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
-    from .colours import check_colour
-    from .serve import serve_files, wait_forever
+    from .pages.colours import check_colour
+    from .pages.serve import serve_files, wait_forever
 
     check_colour(args.colour_by, "--colour-by")  # before netron is looked for: the mistake is named first
     companion = _companion_arg(args)
@@ -489,8 +489,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
 
 def _cmd_render(args: argparse.Namespace) -> int:
-    from .colours import check_colour
-    from .pictures import render
+    from .pages.colours import check_colour
+    from .pages.pictures import render
 
     check_colour(args.colour_by, "--colour-by")
     companion = _companion_arg(args)
@@ -501,8 +501,8 @@ def _cmd_render(args: argparse.Namespace) -> int:
 
 
 def _cmd_html(args: argparse.Namespace) -> int:
-    from .colours import check_colour
-    from .html import write_page
+    from .pages.colours import check_colour
+    from .pages.html import write_page
 
     check_colour(args.colour_by, "--colour-by")
     artifact = Path(args.artifact)
@@ -517,7 +517,7 @@ def _cmd_html(args: argparse.Namespace) -> int:
 
 
 def _cmd_schema(args: argparse.Namespace) -> int:
-    from .schemas import schema_dir, schema_files
+    from .check.schemas import schema_dir, schema_files
 
     files = schema_files()
     dest = Path(args.copy_to) if args.copy_to else None
@@ -541,7 +541,7 @@ def _cmd_schema(args: argparse.Namespace) -> int:
             for path in files.values():
                 shutil.copyfile(path, dest / path.name)
         except OSError as exc:
-            from .writer import unwritable
+            from .write.pair import unwritable
 
             raise unwritable(exc, dest, "--copy-to") from None
         print(f"copied {len(files)} schema files to {dest}")

@@ -15,25 +15,25 @@ from typing import Any
 
 from ._generated.vocab import BufferPolicyName, ErrorCode, GranularityName
 from ._version import __version__
-from .advisories import checker_advisory, view_advisories
-from .companion import build_companion, companion_bytes, drawn_values, iter_nodes
-from .diff import apply_diff
+from .check.advisories import checker_advisory, view_advisories
+from .build.companion import build_companion, companion_bytes, drawn_values, iter_nodes
+from .views.diff import apply_diff
 from .errors import Opt, TlnetronError, warn
-from .export_id import PLACEHOLDER
-from .ir import DiffIR, TensorStats, TraceIR
-from .metadata import encode_metadata, model_metadata
-from .onnx_build import build_model
+from .build.export_id import PLACEHOLDER
+from .ir.trace import DiffIR, TensorStats, TraceIR
+from .build.metadata import encode_metadata, model_metadata
+from .build.artifact import build_model
 from .options import ExportOptions
 from .perf import clear_memos, gc_paused
-from .words_facts import node_rows
-from .words_model import graph_doc, model_description
+from .words.facts import node_rows
+from .words.model import graph_doc, model_description
 from .progress import Progress, Steps
-from .projection import PGraph, Projection
+from .ir.drawing import PGraph, Projection
 from .result import ExportResult
-from .schemas import SchemaViolation, validate, validate_each
-from .validation import Shown, check_onnx, companion_problems
+from .check.schemas import SchemaViolation, validate, validate_each
+from .check.validation import Shown, check_onnx, companion_problems
 from .views import view
-from .writer import companion_path_for, staged_files
+from .write.pair import companion_path_for, staged_files
 
 __all__ = ["counts", "export_ir", "project", "run", "shown"]
 
@@ -252,7 +252,7 @@ def run(
             raise companion_refusal
         steps.begin("write")
         if page is not None and path is not None:
-            from .html import build_page
+            from .pages.html import build_page
 
             pair = (companion_path.name, companion_data) if companion_path is not None and companion_data is not None else None
             again = f"tlnetron.export(trace, {page.name!r}) again, after pip install --upgrade netron"

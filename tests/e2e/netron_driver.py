@@ -958,7 +958,7 @@ class NetronPage:
         return time.monotonic() - t0
 
     def open_url(self, url: str, *, frame: str | None = None, timeout: float | None = None) -> float:
-        """Open a page someone else serves (e.g. ``tlnetron.serve``) and wait until a graph is drawn.
+        """Open a page someone else serves (e.g. ``tlnetron.pages.serve``) and wait until a graph is drawn.
 
         ``frame`` is the CSS selector of the ``<iframe>`` the Netron app runs in (e.g.
         ``"#netron"``); every reader and click then works inside that frame.  The consent

@@ -12,7 +12,7 @@ import pytest
 
 from netron_driver import NetronPage
 from test_artifacts import export_quietly
-from tlnetron.serve import serve_files
+from tlnetron.pages.serve import serve_files
 
 pytestmark = pytest.mark.e2e
 
@@ -102,7 +102,7 @@ def test_no_scheme_is_netrons_own_page(netron: NetronPage, served_demo: tuple[st
 
 def test_html_page_colours_by_its_colour_by(netron_browser: Any, zoo_trace: Any, tmp_path: Path) -> None:
     """tlnetron html --colour-by time: the page from disk starts coloured, from the companion it holds."""
-    from tlnetron.html import write_page
+    from tlnetron.pages.html import write_page
 
     exported = export_quietly(zoo_trace("demo"), tmp_path / "demo.onnx.json")
     assert exported.companion is not None
@@ -142,7 +142,7 @@ def test_render_svg_is_netrons_export_coloured_and_deterministic(zoo_trace: Any,
 
 def test_render_refuses_a_bad_format_and_scheme(tmp_path: Path) -> None:
     from tlnetron.errors import TlnetronError
-    from tlnetron.pictures import render
+    from tlnetron.pages.pictures import render
 
     with pytest.raises(TlnetronError) as caught:
         render(tmp_path / "m.onnx.json", tmp_path / "m.jpg")

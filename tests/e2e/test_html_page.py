@@ -151,7 +151,7 @@ def test_page_past_the_age_gate_says_how_to_regenerate(
     visitor: Any, demo_files: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The browser's clock one day past the gate: Netron's own notice, and the page's note in plain sight."""
-    from tlnetron.html import page_from_files
+    from tlnetron.pages.html import page_from_files
 
     artifact, companion = demo_files
     page = write_html(artifact, companion, tmp_path / "old.html", capsys)

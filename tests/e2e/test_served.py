@@ -1,4 +1,4 @@
-"""``tlnetron.serve``: what a person gets from ``serve=True`` / ``tlnetron serve``, in the real Netron.
+"""``tlnetron.pages.serve``: what a person gets from ``serve=True`` / ``tlnetron serve``, in the real Netron.
 
 * tlnetron's own loopback page runs Netron's unmodified app in ``<iframe id="netron">``
   and drops the model, then the companion, into it: the companion's rows must show in the
@@ -31,7 +31,7 @@ import tlnetron
 from netron_driver import NetronPage
 from test_artifacts import check_drawn_body, check_pair_in_page, companion_rows, export_quietly, op_boxes, rows_once_attached
 from tlnetron._generated.vocab import Granularity, MetaKey
-from tlnetron.serve import serve_files
+from tlnetron.pages.serve import serve_files
 
 pytestmark = pytest.mark.e2e
 

@@ -25,7 +25,7 @@ import tlnetron
 from netron_driver import NetronPage
 from test_artifacts import check_drawn_body, export_quietly
 from tlnetron._generated.vocab import Granularity
-from tlnetron.view_module_depth import TRIVIAL_OP_TYPES
+from tlnetron.views.module_depth import TRIVIAL_OP_TYPES
 from zoo import build
 
 pytestmark = pytest.mark.e2e

@@ -38,7 +38,7 @@ from typing import Any
 from hypothesis import event, note
 
 from oracle import Outcome, ir_literal, run_export
-from tlnetron.ir import TraceIR
+from tlnetron.ir.trace import TraceIR
 
 __all__ = ["KNOWN_BUGS", "KnownBug", "export_sidestepping", "known_bug", "refused_with"]
 

@@ -11,7 +11,7 @@ the export either
     module call resolves to exactly one function, every companion row resolves to
     something Netron shows, no (kind, target, name) repeats in a section, every number is
     finite, both files carry the same export id, which is the sha256 of the two files with
-    the id zeroed (recomputed here), ``tlnetron.validation`` and ``tlnetron validate`` find
+    the id zeroed (recomputed here), ``tlnetron.check.validation`` and ``tlnetron validate`` find
     no problem, and what the artifact states agrees with the trace (:mod:`semantics`:
     types, facts); or
 
@@ -46,8 +46,8 @@ from tlnetron import TlnetronError, TlnetronWarning, cli
 from tlnetron._generated.vocab import CompanionRow
 from tlnetron.api import ExportResult
 from tlnetron.pipeline import export_ir
-from tlnetron.ir import TraceIR
-from tlnetron.validation import artifact_problems, companion_problems, pair_mismatch, parse_artifact, shown_in_model
+from tlnetron.ir.trace import TraceIR
+from tlnetron.check.validation import artifact_problems, companion_problems, pair_mismatch, parse_artifact, shown_in_model
 
 from semantics import DOMAIN_LOSSY, DOMAIN_MODULE, bodies, check_facts, check_no_nonfinite_text, check_types
 
@@ -116,7 +116,7 @@ _JSON_KEYS = frozenset(
 _SHADOWED = {"model.json", "manifest.json", "metadata.json", "serialized_exported_program.json"}
 
 def ir_literal(ir: TraceIR) -> str:
-    """A Python literal of ``ir`` (``from tlnetron.ir import *``; write NaN / infinity as ``math.nan`` / ``math.inf``)."""
+    """A Python literal of ``ir`` (``from tlnetron.ir.trace import *``; write NaN / infinity as ``math.nan`` / ``math.inf``)."""
     return repr(ir)
 
 

@@ -23,7 +23,7 @@ import onnx
 from google.protobuf import json_format
 
 from tlnetron._generated.vocab import CompanionRow, NodeAttr
-from tlnetron.ir import ROLE_BUFFER, ROLE_OP, ROLE_OUTPUT, Dim, TraceIR
+from tlnetron.ir.trace import ROLE_BUFFER, ROLE_OP, ROLE_OUTPUT, Dim, TraceIR
 
 __all__ = [
     "DOMAIN_LOSSY",

@@ -1,6 +1,6 @@
 """Hypothesis strategies for tlnetron's IR: random but internally consistent ``TraceIR``s.
 
-What a drawn trace looks like (the rules :mod:`tlnetron.reader` guarantees for real traces):
+What a drawn trace looks like (the rules :mod:`tlnetron.read.trace` guarantees for real traces):
 
 * ops in execution (topological) order: inputs first, then compute ops, buffer pseudo-ops
   and their chains, then outputs; every parent is an earlier node (repeated parents allowed,
@@ -37,7 +37,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from tlnetron._generated.vocab import BUFFER_POLICY, CAPTURE_STATUS, GRANULARITY, Granularity
-from tlnetron.ir import (
+from tlnetron.ir.trace import (
     ROLE_BUFFER,
     ROLE_INPUT,
     ROLE_OP,
@@ -459,7 +459,7 @@ def trace_irs(
     max_ops: int = MAX_OPS,
     nonfinite_odds: int = 6,
 ) -> TraceIR:
-    """A random, internally consistent :class:`~tlnetron.ir.TraceIR`.
+    """A random, internally consistent :class:`~tlnetron.ir.trace.TraceIR`.
 
     Args:
         nonfinite: allow NaN / infinite durations (a wrong reader could let them through).

@@ -4,7 +4,7 @@ A valid companion (from an export of a random trace, or of a small fixed trace) 
 one row broken -- kind missing / unknown / empty, target missing or naming nothing shown,
 a line break in target or name, a duplicate (kind, target, name), a value Netron cannot
 render (null, an object, NaN, infinity), a row type that breaks the sidebar, a model row
-with a non-empty target -- and both ``tlnetron.validation.companion_problems`` and
+with a non-empty target -- and both ``tlnetron.check.validation.companion_problems`` and
 ``tlnetron validate ARTIFACT --attachment COMPANION`` must report
 ``netron_attachment_invalid`` naming that row.
 """
@@ -32,8 +32,8 @@ from oracle import ir_literal, run_export, strict_json
 from strategies import GRANULARITIES, trace_irs
 from tlnetron import cli
 from tlnetron._generated.vocab import BufferPolicy, CaptureStatus, Granularity, ValidationCode
-from tlnetron.ir import Honesty, ModuleCallIR, OpIR, TraceIR
-from tlnetron.validation import Shown, companion_problems, shown_in_model
+from tlnetron.ir.trace import Honesty, ModuleCallIR, OpIR, TraceIR
+from tlnetron.check.validation import Shown, companion_problems, shown_in_model
 
 CODE = ValidationCode.NETRON_ATTACHMENT_INVALID
 

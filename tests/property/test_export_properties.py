@@ -5,7 +5,7 @@ internally consistent ``TraceIR`` (see ``strategies.py``) is exported with ``exp
 The outcome must be (a) a success that passes every check in ``oracle.py`` (strict proto
 parse, ``onnx.checker`` full check, jsonschema on model metadata and node properties,
 companion rows that resolve, finite numbers, typed edges that match the trace,
-``tlnetron.validation`` silent) or (b) a ``TlnetronError`` with a documented code that
+``tlnetron.check.validation`` silent) or (b) a ``TlnetronError`` with a documented code that
 wrote nothing. A *clean* trace (finite durations; names whose first lines are distinct
 and hold no carriage return) must succeed. Exporting the same trace twice gives
 byte-identical files. Warnings must be ``TlnetronWarning`` with a documented code. The
@@ -39,7 +39,7 @@ from semantics import check_view_totals_agree, check_views_agree
 from strategies import BUFFER_POLICIES, GRANULARITIES, export_options, trace_irs
 from tlnetron import TlnetronWarning
 from tlnetron._generated.vocab import BufferPolicy, CaptureStatus, Granularity
-from tlnetron.ir import ROLE_INPUT, ROLE_OUTPUT, Honesty, ModuleCallIR, OpIR, TraceIR
+from tlnetron.ir.trace import ROLE_INPUT, ROLE_OUTPUT, Honesty, ModuleCallIR, OpIR, TraceIR
 
 
 def _op(name: str, op_type: str, parents: tuple[str, ...] = (), **kw: object) -> OpIR:
@@ -335,7 +335,7 @@ def test_a_rolled_layers_facts_are_its_passes_facts_summed(ir: TraceIR) -> None:
     included."""
     from dataclasses import replace
 
-    from tlnetron.facts import op_facts, passes_facts, sum_facts
+    from tlnetron.ir.facts import op_facts, passes_facts, sum_facts
 
     layers: dict[str, list[OpIR]] = {}
     for op in ir.ops:

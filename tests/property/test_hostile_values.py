@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from tlnetron import TlnetronWarning, cli
 from tlnetron._generated.vocab import BufferPolicy, Granularity
 from tlnetron.pipeline import export_ir
-from tlnetron.ir import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, OpIR, TraceIR
+from tlnetron.ir.trace import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, OpIR, TraceIR
 
 
 @pytest.fixture(scope="module")

@@ -30,8 +30,8 @@ from known_bugs import known_bug
 from oracle import check_outcome, files_of, run_public_export
 from strategies import BUFFER_POLICIES, GRANULARITIES
 from tlnetron._generated.vocab import Granularity
-from tlnetron.ir import ROLE_BUFFER
-from tlnetron.reader import read_trace
+from tlnetron.ir.trace import ROLE_BUFFER
+from tlnetron.read.trace import read_trace
 
 EXAMPLES = min(80, max(4, settings().max_examples // 5))
 

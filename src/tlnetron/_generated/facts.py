@@ -4,7 +4,7 @@
 table (``x-tlnetron-metrics`` of schema/vocabularies.schema.json), then how they were summed.
 
 A new metric is a row of that table: regenerate, and ``Facts`` has its field, which
-tlnetron.facts takes from the ``OpIR`` attribute of the same name and sums.
+tlnetron.ir.facts takes from the ``OpIR`` attribute of the same name and sums.
 """
 
 from .._records import record

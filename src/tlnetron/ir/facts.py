@@ -1,0 +1,89 @@
+"""Typed facts: what a view hands to :mod:`tlnetron.words_facts` to be worded.
+
+Durations are *observed*, FLOPs are *estimates*, bytes are *captured-tensor* bytes; a fact
+is an op's own, a rolled layer's passes summed (``passes`` > 1), or a module call's total
+over every op inside (``inclusive``). A fact that does not apply, or is unknown, is absent
+(None), never 0.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
+
+from .._generated.facts import Facts
+from .._generated.vocab import METRICS
+from .trace import ROLE_BUFFER, ROLE_INPUT, ROLE_OUTPUT, DiffRow, OpIR
+from .._records import record
+
+__all__ = ["DiffFacts", "Facts", "known", "op_facts", "passes_facts", "sum_facts"]
+
+_FACTS = tuple(m.fact for m in METRICS)
+"""Facts' metric fields, in the table's order (the generated record's first fields)."""
+_FROM_OP = tuple(m.source == "op" for m in METRICS)
+"""Per metric: taken from the op's attribute of the same name (else: compute ops counted)."""
+_NOT_COMPUTE = (ROLE_INPUT, ROLE_OUTPUT, ROLE_BUFFER)
+_new: Callable[..., Facts] = Facts
+"""``Facts`` built positionally (metric values in the table's order, then its own fields):
+the field count comes from the table, which the type checker cannot see."""
+
+
+@record
+class DiffFacts:
+    """A node's diff facts: the settled rows of TorchLens' differential for its ops.
+
+    ``inside`` False: the node is one op with exactly one row, stated as it is; True: the
+    rows of every op inside a module call or rolled layer (or of an op with several rows),
+    stated as counts and the largest delta.
+    """
+
+    rows: tuple[DiffRow, ...]
+    inside: bool
+
+
+def sum_facts(items: list[Facts], *, inclusive: bool, passes: int = 1, unknown_flops: int = 0, calls: int = 1) -> Facts:
+    """Sum facts, metric by metric; a sum is absent when no item has the fact (never a fabricated zero)."""
+    sums: list[Any] = []
+    for attr in _FACTS:
+        values = [v for v in (getattr(f, attr) for f in items) if v is not None]
+        sums.append(sum(values) if values else None)
+    return _new(*sums, inclusive, passes, unknown_flops, calls)
+
+
+_Num = TypeVar("_Num", int, float)
+
+
+def known(value: _Num | None) -> _Num | None:
+    """A fact as the panel may state it: non-finite or negative values are unknown (absent)."""
+    kind = type(value)
+    if kind is float:  # NaN fails both comparisons
+        return value if 0 <= value < math.inf else None  # type: ignore[operator]
+    if kind is int:
+        return value if value >= 0 else None  # type: ignore[operator]
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value if value >= 0 else None
+
+
+def op_facts(op: OpIR) -> Facts:
+    """The op's own facts; anything unknown or impossible is absent, never worded."""
+    count = 1 if op.role not in _NOT_COMPUTE else None
+    return _new(*[known(getattr(op, attr)) if from_op else count for attr, from_op in zip(_FACTS, _FROM_OP)])
+
+
+def passes_facts(ops: Iterable[OpIR], passes: int) -> Facts:
+    """A rolled layer's facts: its passes' ``op_facts`` summed (what ``sum_facts`` of them
+    gives), with the counted metrics the number of passes when they are compute ops."""
+    ops = list(ops)
+    compute = any(op.role not in _NOT_COMPUTE for op in ops)
+    sums: list[Any] = []
+    for attr, from_op in zip(_FACTS, _FROM_OP):
+        if not from_op:
+            sums.append(passes if compute else None)
+            continue
+        values = [v for v in (known(getattr(op, attr)) for op in ops) if v is not None]
+        sums.append(sum(values) if values else None)
+    return _new(*sums, False, passes)

@@ -1,0 +1,162 @@
+"""Stage 1 helper: statistics of one captured tensor (activation statistics, issue 26).
+
+The trace reader (:mod:`tlnetron.reader`, the only module that touches torchlens) reads each
+op's saved output (``op.out``) and hands it here; this module sees only torch tensors, and
+imports torch when first called.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from ..ir.trace import TensorStats
+
+__all__ = ["merged_stats", "one_thread", "tensor_stats"]
+
+
+@contextlib.contextmanager
+def one_thread(active: bool = True) -> Iterator[None]:
+    """Run torch's reductions on one intra-op thread while inside, restoring the count after.
+
+    The captured tensors are small and many: waking torch's thread pool for each reduction
+    costs more than it saves, and far more when another process holds the cores
+    (benchmarks/README.md, "Activation statistics beside a load").
+    """
+    if not active:
+        yield
+        return
+    import torch
+
+    before = torch.get_num_threads()
+    if before == 1:
+        yield
+        return
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def _finite_float(value: Any) -> float | None:
+    f = float(value)
+    return f if math.isfinite(f) else None
+
+
+def tensor_stats(t: Any) -> TensorStats | None:
+    """Statistics of one captured tensor (see :class:`~tlnetron.ir.TensorStats`), or None
+    for what is not a plain dense tensor with data (sparse, meta, quantized, ...).
+
+    Four fast passes over the data and one synchronisation for a finite tensor
+    (``aminmax``, ``sum``, ``vector_norm``, ``count_nonzero``, read at once); only when the
+    min or the max is not finite are NaN and Inf counted and the finite elements measured
+    again (with ``std_mean``).
+    float16 / bfloat16 / float8 are computed in float32 (their sums would round), integer
+    mean and std in float64 with exact integer min / max; bool gives min / max / mean (the
+    fraction of True) and no std; complex gives only the counts. A dtype torch's kernels
+    do not reduce (e.g. uint64 on CPU) gives None rather than failing the export.
+    """
+    import torch
+
+    if not isinstance(t, torch.Tensor) or t.layout != torch.strided or t.is_meta or t.is_quantized:
+        return None
+    try:
+        return _stats(torch, t)
+    except (RuntimeError, NotImplementedError, TypeError, ValueError):
+        return None
+
+
+def _stats(torch: Any, t: Any) -> TensorStats:
+    with torch.no_grad():
+        t = t.detach()
+        numel = t.numel()
+        if numel == 0:
+            return TensorStats(numel=0)
+        dtype = t.dtype
+        if dtype.is_complex:
+            nan = int(torch.isnan(t).sum())
+            inf = int(torch.isinf(t).sum())
+            return TensorStats(numel, nan, inf, int((t == 0).sum()))
+        if dtype == torch.bool:
+            trues = int(t.sum())
+            return TensorStats(numel, 0, 0, numel - trues, 1 if trues == numel else 0, 1 if trues else 0, trues / numel)
+        if not dtype.is_floating_point:  # integers: exact min / max, mean and std in float64
+            lo, hi = torch.aminmax(t)
+            sd, mu = torch.std_mean(t.double(), correction=0)
+            nonzero = torch.count_nonzero(t)
+            lo_v, hi_v, nonzero_v = torch.stack((lo.long(), hi.long(), nonzero)).tolist()
+            mu_v, sd_v = torch.stack((mu, sd)).tolist()
+            return TensorStats(numel, 0, 0, numel - int(nonzero_v), int(lo_v), int(hi_v), _finite_float(mu_v), _finite_float(sd_v))
+        if dtype.itemsize < 4:  # float16, bfloat16, float8: summed in float32
+            t = t.float()
+        # One pass each, read together: min and max (NaN propagates through aminmax, and an
+        # Inf is the min or the max, so both finite means every element is), the sum, the
+        # norm, and the non-zero count (count_nonzero allocates no mask).
+        lo, hi = torch.aminmax(t)
+        total = t.sum()
+        norm = torch.linalg.vector_norm(t)
+        nonzero = torch.count_nonzero(t)
+        values = torch.stack((lo, hi, total, norm)).tolist()  # float32 or float64: exact as Python floats
+        zeros_all = numel - int(nonzero)
+        nan = inf = 0
+        if math.isfinite(values[0]) and math.isfinite(values[1]):
+            # mean and variance from the sum and the sum of squares (the norm): ten times
+            # faster than std_mean's one-pass update, and as exact while the variance is
+            # not small against the squared mean (|mean| <= 2 std: cancellation costs at
+            # most a factor 5 of float32's rounding); otherwise std_mean measures again.
+            mean = values[2] / numel
+            var = values[3] * values[3] / numel - mean * mean
+            if math.isfinite(var) and var >= 0.25 * mean * mean:
+                values[2], values[3] = mean, math.sqrt(var)
+            else:
+                sd, mu = torch.std_mean(t, correction=0)
+                values[2], values[3] = float(mu), float(sd)
+        else:
+            # Rare: count NaN and Inf, and measure the finite elements alone.
+            mask = torch.isfinite(t)
+            n_finite = int(mask.sum())
+            nan = int(torch.isnan(t).sum())
+            inf = numel - n_finite - nan
+            if n_finite == 0:
+                return TensorStats(numel, nan, inf, zeros_all)
+            t = t[mask]
+            lo, hi = torch.aminmax(t)
+            sd, mu = torch.std_mean(t, correction=0)
+            values = torch.stack((lo, hi, mu, sd)).tolist()
+    return TensorStats(
+        numel, nan, inf, zeros_all,
+        _finite_float(values[0]), _finite_float(values[1]), _finite_float(values[2]), _finite_float(values[3]),
+    )
+
+
+def merged_stats(parts: Sequence[TensorStats]) -> TensorStats:
+    """The statistics of several tensors taken together (a rolled layer's passes), exact up
+    to float rounding: counts add up, min / max are the extremes, mean and std (population,
+    over the finite elements) pool each part's by its finite count. A statistic some part
+    with finite elements lacks (complex, bool's std) is absent from the whole."""
+    numel = sum(p.numel for p in parts)
+    nan = sum(p.nan_count for p in parts)
+    inf = sum(p.inf_count for p in parts)
+    zeros = sum(p.zero_count for p in parts)
+    counted = [(p, p.numel - p.nan_count - p.inf_count) for p in parts]
+    finite = [(p, n) for p, n in counted if n > 0]
+    total = sum(n for _, n in finite)
+    if not finite:
+        return TensorStats(numel, nan, inf, zeros)
+    mins = [p.min for p, _ in finite if p.min is not None]
+    maxs = [p.max for p, _ in finite if p.max is not None]
+    lo = min(mins) if len(mins) == len(finite) else None
+    hi = max(maxs) if len(maxs) == len(finite) else None
+    mean: float | None = None
+    std: float | None = None
+    pooled = [(p.mean, p.std, n) for p, n in finite if p.mean is not None]
+    if len(pooled) == len(finite):
+        mean = sum(m * n for m, _, n in pooled) / total
+        spreads = [(m, sd, n) for m, sd, n in pooled if sd is not None]
+        if len(spreads) == len(finite):
+            var = sum(n * (sd * sd + (m - mean) ** 2) for m, sd, n in spreads) / total
+            std = math.sqrt(max(var, 0.0))
+    return TensorStats(numel, nan, inf, zeros, lo, hi, mean, std)
