@@ -14,7 +14,7 @@ from typing import Any
 
 from ..ir.trace import TensorStats
 
-__all__ = ["merged_stats", "one_thread", "tensor_stats"]
+__all__ = ["finite_float", "merged_stats", "one_thread", "tensor_stats"]
 
 
 @contextlib.contextmanager
@@ -41,8 +41,14 @@ def one_thread(active: bool = True) -> Iterator[None]:
         torch.set_num_threads(before)
 
 
-def _finite_float(value: Any) -> float | None:
-    f = float(value)
+def finite_float(value: Any) -> float | None:
+    """``value`` as a finite float; None for None, NaN, infinities and what is no number."""
+    if value is None:
+        return None
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        return None
     return f if math.isfinite(f) else None
 
 
@@ -89,7 +95,7 @@ def _stats(torch: Any, t: Any) -> TensorStats:
             nonzero = torch.count_nonzero(t)
             lo_v, hi_v, nonzero_v = torch.stack((lo.long(), hi.long(), nonzero)).tolist()
             mu_v, sd_v = torch.stack((mu, sd)).tolist()
-            return TensorStats(numel, 0, 0, numel - int(nonzero_v), int(lo_v), int(hi_v), _finite_float(mu_v), _finite_float(sd_v))
+            return TensorStats(numel, 0, 0, numel - int(nonzero_v), int(lo_v), int(hi_v), finite_float(mu_v), finite_float(sd_v))
         if dtype.itemsize < 4:  # float16, bfloat16, float8: summed in float32
             t = t.float()
         # One pass each, read together: min and max (NaN propagates through aminmax, and an
@@ -128,7 +134,7 @@ def _stats(torch: Any, t: Any) -> TensorStats:
             values = torch.stack((lo, hi, mu, sd)).tolist()
     return TensorStats(
         numel, nan, inf, zeros_all,
-        _finite_float(values[0]), _finite_float(values[1]), _finite_float(values[2]), _finite_float(values[3]),
+        finite_float(values[0]), finite_float(values[1]), finite_float(values[2]), finite_float(values[3]),
     )
 
 

@@ -9,7 +9,6 @@ torchlens range in ``pyproject.toml``; every attribute used here is listed in
 from __future__ import annotations
 
 import functools
-import math
 import sys
 from collections import Counter
 from collections.abc import Callable
@@ -18,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .._generated.vocab import BufferPolicy, ErrorCode
-from .stats import one_thread, tensor_stats
+from .stats import finite_float, one_thread, tensor_stats
 from .buffers import hides_buffer
 from ..errors import Opt, Placeholder, TlnetronError
 from ..ir.trace import (
@@ -93,21 +92,11 @@ def _shape(shape: Any) -> tuple[Dim, ...] | None:
     return tuple(out)
 
 
-def _finite_float(value: Any) -> float | None:
-    if value is None:
-        return None
-    try:
-        f = float(value)
-    except (TypeError, ValueError):
-        return None
-    return f if math.isfinite(f) else None
-
-
 def _count(value: Any) -> int | None:
     """An int count (FLOPs may arrive as float-valued Flops); None when unknown."""
     if isinstance(value, int) and 0 <= value < 2**53:  # Flops / Bytes are int subclasses
         return int(value)  # exactly what rounding its float gives
-    f = _finite_float(value)
+    f = finite_float(value)
     if f is None or f < 0:
         return None
     return int(round(f))
@@ -410,7 +399,7 @@ def _read(
                     layer_facts[layer] = (op_type, function, n_params, params, mo_index, address)
                 if not brief:
                     where = location(op.code_context)
-                duration = _finite_float(op.func_duration)
+                duration = finite_float(op.func_duration)
                 flops = _count(op.flops_forward)
         append(
             OpIR(
@@ -720,7 +709,7 @@ def read_diff(subject: Any, reference: Any) -> DiffIR:
         rows = []
         for row in report.rows:
             label = row.subject_label
-            delta = _finite_float(row.max_abs_delta)
+            delta = finite_float(row.max_abs_delta)
             rows.append(
                 DiffRow(
                     status=str(row.status),
