@@ -1,4 +1,4 @@
-"""Stage 0: the export's options, checked before anything is read.
+"""The export's options, checked before anything is read.
 
 :func:`check_options` is the check :func:`tlnetron.export` runs first; the command line
 runs the same check before it imports torch or loads a saved trace, so a mistyped option is

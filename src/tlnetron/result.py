@@ -28,7 +28,7 @@ class ExportResult:
     url: str | None = None
     export_id: str = ""
     """The id written into the artifact's ``torchlens.export_id`` and the companion's row of
-    that name (``tlnetron.export_id``); "" for a result that did not export."""
+    that name (``tlnetron.build.export_id``); "" for a result that did not export."""
     artifact_bytes: bytes = field(default=b"", repr=False)
     """The artifact exactly as written (UTF-8 JSON)."""
     companion_bytes: bytes | None = field(default=None, repr=False)

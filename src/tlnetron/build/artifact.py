@@ -1,4 +1,4 @@
-"""Stage 3, the ONNX builder: a projection becomes a serialized ``onnx.ModelProto`` and its JSON text.
+"""The ONNX builder: a projection becomes a serialized ``onnx.ModelProto`` and its JSON text.
 
 The proto is built with the onnx protobuf classes, attributes sorted, so the same projection
 always gives the same proto; it is what ``onnx.checker`` checks. In the same pass the
@@ -352,7 +352,7 @@ def build_model(
     time, their JSON objects encoded with them (:class:`_Parts`), so on a large model only
     finished bytes outlive a part; ``ModelProto.FromString(proto)`` equals the model built
     in one piece. The export id is derived from the JSON and ``companion``, both holding
-    :data:`~tlnetron.export_id.PLACEHOLDER` where it goes (:func:`tlnetron.export_id.export_id_of`),
+    :data:`~tlnetron.build.export_id.PLACEHOLDER` where it goes (:func:`tlnetron.build.export_id.export_id_of`),
     then written into the JSON, the proto and the companion.
 
     Args:
@@ -368,7 +368,7 @@ def build_model(
         companion: the companion's bytes, its export id row holding the placeholder; None
             when no companion is written.
         rows: each node's metadata rows by ``id(node)``, when the caller worded them
-            already (:func:`~tlnetron.words_facts.node_rows` otherwise).
+            already (:func:`~tlnetron.words.facts.node_rows` otherwise).
 
     Raises:
         ValueError: no placeholder where the export id goes (a bug in tlnetron).

@@ -1,10 +1,10 @@
-"""Stage 3b: the metrics companion (Netron's ``netron:attachment`` sidecar).
+"""The metrics companion (Netron's ``netron:attachment`` sidecar).
 
 Rows render in Netron's Metadata and Metrics sidebar sections once the companion is dropped
 onto the open model. Every row targets a node Netron shows (the root graph or a function
 body) or the model (``target: ""``); units sit in row names because Netron shows a row's
 ``type`` only when it is expanded. The rules a row must meet are checked by
-:func:`tlnetron.validation.companion_problems` before anything is written.
+:func:`tlnetron.check.validation.companion_problems` before anything is written.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def iter_nodes(projection: Projection) -> Iterator[PNode]:
 def drawn_values(projection: Projection) -> frozenset[str]:
     """Every value name Netron draws (up to its first line break): node outputs, and the
     inputs and outputs of the root graph and of each function body (what
-    :func:`tlnetron.validation.shown_in_model` collects from the written model)."""
+    :func:`tlnetron.check.validation.shown_in_model` collects from the written model)."""
     names: set[str] = set()
     bodies = [projection.graph, *(fn.body for fn in projection.functions)]
     for body in bodies:
@@ -80,13 +80,13 @@ def build_companion(
     :func:`stats_rows` as ``value`` rows targeting that value, which is named like the op
     in every view. A rolled layer of several passes draws one value named after the layer
     (``layers`` maps each pass's op name to it): its rows state every pass's statistics
-    merged (:func:`~tlnetron.activation_stats.merged_stats`; the op view shows each
+    merged (:func:`~tlnetron.read.stats.merged_stats`; the op view shows each
     pass's). The model row ``first non-finite output`` names the first op of ``stats``
     holding a NaN or an Inf.
 
     ``export_id`` is the first metadata row's value: the export leaves it at
-    :data:`~tlnetron.export_id.PLACEHOLDER`, which
-    :func:`~tlnetron.export_id.companion_with_id` replaces in the companion's bytes.
+    :data:`~tlnetron.build.export_id.PLACEHOLDER`, which
+    :func:`~tlnetron.build.export_id.companion_with_id` replaces in the companion's bytes.
     """
     node_kind = CompanionKind.NODE
     totals = projection.totals
@@ -156,6 +156,6 @@ def build_companion(
 def companion_bytes(companion: dict[str, Any]) -> bytes:
     """Deterministic compact companion JSON, UTF-8 (pretty-print it to read it).
 
-    Non-finite values are refused by :func:`tlnetron.validation.companion_problems` first.
+    Non-finite values are refused by :func:`tlnetron.check.validation.companion_problems` first.
     """
     return dumps_bytes(companion) + b"\n"

@@ -1,14 +1,14 @@
-"""Stage 4b, the export id: one id in the artifact and in its companion, derived from both.
+"""The export id: one id in the artifact and in its companion, derived from both.
 
 Every export writes an export id into the artifact's model metadata
 (``torchlens.export_id``) and into its companion (the model row of the same name), so a
-pair can be matched (:func:`tlnetron.validation.pair_mismatch`). The id is derived from
+pair can be matched (:func:`tlnetron.check.validation.pair_mismatch`). The id is derived from
 the files' content, so exports stay deterministic: both files are first built with
 :data:`PLACEHOLDER` (32 ``'0'`` characters) where the id goes, and the id is the first 32
 hex digits of the sha256 of the artifact's bytes followed by the companion's bytes (the
 artifact's alone when no companion is written; :func:`export_id_of`). The builder then
 encodes the artifact again with the id in place, its JSON and its proto
-(:func:`tlnetron.onnx_build.build_model`), and :func:`companion_with_id` writes the id over
+(:func:`tlnetron.build.artifact.build_model`), and :func:`companion_with_id` writes the id over
 the companion's placeholder. Anyone can check an id the same way: put the placeholder back
 in both files and hash them.
 """

@@ -1,4 +1,4 @@
-"""Stage 3a: the model-level metadataProps (the disclaimer and the honesty block).
+"""The model-level metadataProps (the disclaimer and the honesty block).
 
 Built as a decoded object, validated against ``schema/model-metadata.schema.json``, then
 encoded to ONNX's string rows (JSON text for keys the schema marks ``x-tlnetron-encoding``).
@@ -46,8 +46,8 @@ def model_metadata(
 ) -> dict[str, Any]:
     """The decoded model metadata object (validate it, then :func:`encode_metadata`).
 
-    Its export id is :data:`~tlnetron.export_id.PLACEHOLDER`, which
-    :func:`~tlnetron.onnx_build.build_model` replaces in the built artifact.
+    Its export id is :data:`~tlnetron.build.export_id.PLACEHOLDER`, which
+    :func:`~tlnetron.build.artifact.build_model` replaces in the built artifact.
     """
     h = ir.honesty
     meta: dict[str, Any] = {

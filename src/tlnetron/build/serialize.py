@@ -1,9 +1,9 @@
-"""Stage 5a: JSON text, fast and deterministic.
+"""JSON text, fast and deterministic.
 
 :func:`dumps_bytes` writes the artifact and companion objects (compact UTF-8 through orjson,
 which is an order of magnitude faster than the standard library on these sizes; non-finite
 numbers are refused by validation before it is called). The artifact's objects are built,
-and encoded a part at a time, by :func:`tlnetron.onnx_build.build_model` alongside the
+and encoded a part at a time, by :func:`tlnetron.build.artifact.build_model` alongside the
 proto; ``tests/test_serialize.py`` holds the text equal to protobuf's own ``MessageToDict``.
 """
 

@@ -1,4 +1,4 @@
-"""Stage 4, validation: what ``export`` checks before writing and ``tlnetron validate`` reports.
+"""Validation: what ``export`` checks before writing and ``tlnetron validate`` reports.
 
 Problems are *collected* (``iter_*`` functions yield :class:`~tlnetron.errors.Problem`),
 each with a stable code, where it is, and what is wrong. The companion rules live once: the

@@ -1,4 +1,4 @@
-"""Stage 2 output: a projection of the trace, ready to become ONNX (shared by all views).
+"""A projection of the trace, ready to become ONNX (shared by all views).
 
 A projection is the graph tlnetron will draw: nodes with curated properties, typed values,
 and (module view) function bodies. Views (:mod:`view_op`, :mod:`view_rolled`,

@@ -1,4 +1,4 @@
-"""Typed facts: what a view hands to :mod:`tlnetron.words_facts` to be worded.
+"""Typed facts: what a view hands to :mod:`tlnetron.words.facts` to be worded.
 
 Durations are *observed*, FLOPs are *estimates*, bytes are *captured-tensor* bytes; a fact
 is an op's own, a rolled layer's passes summed (``passes`` > 1), or a module call's total

@@ -1,6 +1,6 @@
 """tlnetron's own intermediate representation of a trace (stage 1 output).
 
-The trace reader (:mod:`tlnetron.reader`) is the only code that touches torchlens; it turns a
+The trace reader (:mod:`tlnetron.read.trace`) is the only code that touches torchlens; it turns a
 ``Trace`` into these frozen objects. Everything downstream (projections, the ONNX builder,
 the companion) sees only this IR, so it can be unit-tested and fuzzed without tracing.
 """
@@ -38,7 +38,7 @@ Dim = int | str
 
 @record
 class TensorStats:
-    """Statistics of one captured output tensor (read by :mod:`tlnetron.reader`).
+    """Statistics of one captured output tensor (read by :mod:`tlnetron.read.trace`).
 
     Counts are over every element. ``min``, ``max``, ``mean`` and ``std`` (population,
     correction 0) are over the *finite* elements only, so they are finite numbers or None:

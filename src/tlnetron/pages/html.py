@@ -1,4 +1,4 @@
-"""Stage 6b, a page: one self-contained HTML file that shows the artifact (and companion) in Netron.
+"""A page: one self-contained HTML file that shows the artifact (and companion) in Netron.
 
 The page holds Netron's own web app, from the installed ``netron`` package (only the
 modules its ONNX JSON reader and its layout need), the artifact and the companion. Opened
@@ -32,7 +32,7 @@ that find files in the page (``require``: a module, and for a format's reader th
 not hold, one that matches no file; ``worker``: the layout worker; ``asset``:
 ``onnx-metadata.json``, stored gzip-compressed).
 
-Netron's web app refuses to start :data:`~tlnetron.serve.AGE_GATE_DAYS` days after the
+Netron's web app refuses to start :data:`~tlnetron.pages.serve.AGE_GATE_DAYS` days after the
 date in its index.html, with "Please update to the newest version": so does the page. The
 page says when, in its title and in a note, and how to regenerate it with a newer netron
 (``tlnetron html ARTIFACT --attachment COMPANION -o PAGE``).

@@ -1,4 +1,4 @@
-"""Stage 6c, a notebook: the one-file page (:mod:`tlnetron.html`) shown in a cell's output.
+"""A notebook: the one-file page (:mod:`tlnetron.pages.html`) shown in a cell's output.
 
 ``tlnetron.show(...)`` returns an object whose ``_repr_html_`` is an ``<iframe srcdoc=...>``
 holding the whole page: Netron's web app, the artifact and the companion. Nothing is
@@ -31,7 +31,7 @@ class NotebookPage:
     """A page to show in a notebook cell (its ``_repr_html_``), or to save (:attr:`page`).
 
     Attributes:
-        page: the page (:class:`tlnetron.html.Page`): its HTML bytes, the Netron version
+        page: the page (:class:`tlnetron.pages.html.Page`): its HTML bytes, the Netron version
             inside and when Netron's age gate stops it.
         title: what the page shows (the artifact's and companion's names).
         height: the iframe's height in CSS pixels.

@@ -1,6 +1,6 @@
-"""Stage 6d, a picture: Netron's own File > Export (SVG or PNG) of the served page, from headless Chromium.
+"""A picture: Netron's own File > Export (SVG or PNG) of the served page, from headless Chromium.
 
-The artifact (and companion) are served by :mod:`tlnetron.serve` on 127.0.0.1; a headless
+The artifact (and companion) are served by :mod:`tlnetron.pages.serve` on 127.0.0.1; a headless
 Chromium (Debian's ``/usr/bin/chromium``, driven by Playwright, the ``[render]`` extra)
 opens the page, optionally drills into one function, and presses Netron's own export
 accelerator (Ctrl+Alt+E: SVG, Ctrl+Shift+E: PNG, ``view.View.export``); the file Netron

@@ -1,4 +1,4 @@
-"""Stage 6, serving: open the artifact in Netron on 127.0.0.1 (a browser tab or a notebook).
+"""Serving: open the artifact in Netron on 127.0.0.1 (a browser tab or a notebook).
 
 Netron ignores a file dropped onto a *served* model (its drop handlers exist only on the
 welcome screen), so a small loopback server of ours serves Netron's installed web app

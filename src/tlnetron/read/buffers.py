@@ -1,4 +1,4 @@
-"""Stage 2a: the buffer density policy (``show_buffers``), shared by every view.
+"""The buffer density policy (``show_buffers``), shared by every view.
 
 ``never`` drops every buffer pseudo-op; ``meaningful`` (default) drops BatchNorm bookkeeping
 buffers (``running_mean``, ``running_var``, ``num_batches_tracked``); ``always`` keeps all.

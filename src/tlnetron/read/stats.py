@@ -1,6 +1,6 @@
-"""Stage 1 helper: statistics of one captured tensor (activation statistics, issue 26).
+"""Statistics of one captured tensor (activation statistics).
 
-The trace reader (:mod:`tlnetron.reader`, the only module that touches torchlens) reads each
+The trace reader (:mod:`tlnetron.read.trace`, the only module that touches torchlens) reads each
 op's saved output (``op.out``) and hands it here; this module sees only torch tensors, and
 imports torch when first called.
 """
@@ -53,7 +53,7 @@ def finite_float(value: Any) -> float | None:
 
 
 def tensor_stats(t: Any) -> TensorStats | None:
-    """Statistics of one captured tensor (see :class:`~tlnetron.ir.TensorStats`), or None
+    """Statistics of one captured tensor (see :class:`~tlnetron.ir.trace.TensorStats`), or None
     for what is not a plain dense tensor with data (sparse, meta, quantized, ...).
 
     Four fast passes over the data and one synchronisation for a finite tensor

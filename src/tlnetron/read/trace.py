@@ -1,7 +1,7 @@
-"""Stage 1, the trace reader: the ONLY module that touches torchlens.
+"""The trace reader: the ONLY module that touches torchlens.
 
 Reads a finished ``torchlens`` ``Trace`` through its public attributes (never through
-``torchlens.export`` internals) into tlnetron's own IR (:mod:`tlnetron.ir`). Pinned to the
+``torchlens.export`` internals) into tlnetron's own IR (:mod:`tlnetron.ir.trace`). Pinned to the
 torchlens range in ``pyproject.toml``; every attribute used here is listed in
 ``shared/reference/torchlens-trace-api.md``.
 """
@@ -198,7 +198,7 @@ def read_trace(
     Args:
         log: a ``torchlens.Trace``.
         show_buffers: the buffer policy the IR will be exported with. Buffer pseudo-ops
-            the policy hides by themselves (:func:`tlnetron.buffers.hides_buffer`) are read
+            the policy hides by themselves (:func:`tlnetron.read.buffers.hides_buffer`) are read
             only as far as the policy needs them (name, parents, address, and their module
             calls for the module view): their argument slots (``ports``, empty), shape,
             dtype, bytes and access kind are never shown, and reading them cost a third of
@@ -219,7 +219,7 @@ def read_trace(
     those per Layer, the same for every pass.
 
     Returns:
-        The :class:`~tlnetron.ir.TraceIR`.
+        The :class:`~tlnetron.ir.trace.TraceIR`.
 
     Raises:
         TlnetronError: ``not_a_trace`` when ``log`` is not a Trace; ``trace_unreadable``
@@ -447,7 +447,7 @@ _OPIR_FIELDS = (
     "multi_output_index", "buffer_address", "buffer_access", "location", "stats", "returned_as",
 )  # fmt: skip
 if tuple(f.name for f in fields(OpIR))[: len(_OPIR_FIELDS)] != _OPIR_FIELDS:  # pragma: no cover - guards an edit of ir.py
-    raise RuntimeError("tlnetron.ir.OpIR's fields changed: update reader._OPIR_FIELDS and _read's OpIR(...) calls")
+    raise RuntimeError("tlnetron.ir.trace.OpIR's fields changed: update reader._OPIR_FIELDS and _read's OpIR(...) calls")
 
 
 def _returned_as(op: Any) -> str | None:

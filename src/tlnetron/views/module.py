@@ -1,4 +1,4 @@
-"""Stage 2, the module view (``granularity="module"``, the default).
+"""The module view (``granularity="module"``, the default).
 
 Each kept module call becomes a FunctionProto in ``ai.torchlens.module`` (name = class name,
 overload = the call label, so repeated calls stay distinct), called by one node in its

@@ -1,7 +1,7 @@
-"""Stage 2, the module view's automatic depth: which calls to open so the root reads as a
+"""The module view's automatic depth: which calls to open so the root reads as a
 diagram (enough boxes of substance, enough to drill into, within the legibility budget).
 
-The choice is typed (:class:`~tlnetron.projection.DepthChoice`); :func:`tlnetron.words_docs.depth_reason`
+The choice is typed (:class:`~tlnetron.ir.drawing.DepthChoice`); :func:`tlnetron.words.docs.depth_reason`
 words it.
 """
 

@@ -1,7 +1,7 @@
-"""Stage 2b: shared node building for every view (curated properties, I/O, ranks).
+"""Shared node building for every view (curated properties, I/O, ranks).
 
-Turns IR ops into :class:`~tlnetron.projection.PNode` with the attribute and metadata rows
-of ``schema/node-properties.schema.json``, worded per :mod:`tlnetron.facts`.
+Turns IR ops into :class:`~tlnetron.ir.drawing.PNode` with the attribute and metadata rows
+of ``schema/node-properties.schema.json``, worded per :mod:`tlnetron.ir.facts`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Stage 2, the op view (``granularity="op"``): every leaf op flat.
+"""The op view (``granularity="op"``): every leaf op flat.
 
 Every kept op is one node named by its verbatim TorchLens label; graph inputs and outputs
 are the model's inputs and outputs; every value is typed where a faithful ONNX type exists.

@@ -1,4 +1,4 @@
-"""Stage 2, the rolled view (``granularity="rolled"``): repeated passes merged.
+"""The rolled view (``granularity="rolled"``): repeated passes merged.
 
 One node per TorchLens Layer (rolled identity), named by the layer label (``log[name]``
 returns the Layer). A layer's output edge is typed only when every pass agrees on shape and

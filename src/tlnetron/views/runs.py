@@ -1,4 +1,4 @@
-"""Stage 2, the module view: runs of repeated calls (``model.layers.0`` .. ``model.layers.31``).
+"""The module view: runs of repeated calls (``model.layers.0`` .. ``model.layers.31``).
 
 Consecutive sibling calls of one module class under one container (addresses
 ``<container>.<i>`` with ``i`` counting up by one, nothing drawn between them) are found in

@@ -1,4 +1,4 @@
-"""Stage 2, shared by every view: what the model returns, one output per returned field.
+"""Shared by every view: what the model returns, one output per returned field.
 
 TorchLens records where each output tensor sits in the model's return value (``io_role``:
 ``output.logits``, ``output.cache.layers.3.keys``, ``output.0``). Tensors of one field are

@@ -1,4 +1,4 @@
-"""Words: every numeric fact, from one table. Views hand over typed :class:`~tlnetron.facts.Facts`
+"""Words: every numeric fact, from one table. Views hand over typed :class:`~tlnetron.ir.facts.Facts`
 (an op's own, a rolled layer's passes summed, a module call's inclusive totals) and this
 module words them wherever they show: node metadata rows, function descriptions, companion
 metric rows, and the model's totals (metadata and companion).
@@ -7,7 +7,7 @@ The wording is :data:`~tlnetron._generated.vocab.METRICS`, generated from the
 ``x-tlnetron-metrics`` table of ``schema/vocabularies.schema.json``: per metric, the unit
 formatter, and per scope (op, passes, inclusive, total) the row key, the sentence and the
 companion rows. Adding a metric is a row of that table (codegen gives ``Facts`` its field,
-which :mod:`tlnetron.facts` takes and sums), its field on ``OpIR`` and the reader's line; no
+which :mod:`tlnetron.ir.facts` takes and sums), its field on ``OpIR`` and the reader's line; no
 wording code.
 """
 
@@ -269,7 +269,7 @@ def _sig(value: float) -> float:
 
 def stats_rows(stats: TensorStats) -> list[tuple[str, Any]]:
     """A captured tensor's value rows, in sidebar order; a statistic that is absent (see
-    :class:`~tlnetron.ir.TensorStats`) gives no row, so every value is a finite number."""
+    :class:`~tlnetron.ir.trace.TensorStats`) gives no row, so every value is a finite number."""
     out: list[tuple[str, Any]] = []
     for name, value in (
         (CompanionRow.MIN, stats.min),

@@ -1,4 +1,4 @@
-"""Stage 5b, the writer: artifact and companion land atomically, both or neither.
+"""The writer: artifact and companion land atomically, both or neither.
 
 Each file is staged as a temporary sibling as soon as its bytes exist, and the kernel is
 asked to start writing it out (``sync_file_range``, Linux) while the export goes on
