@@ -10,13 +10,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
+from .check.schemas import SCHEMA_VERSION, schema_dir
 from .errors import Problem, TlnetronError, TlnetronWarning
 from .progress import PROGRESS_STAGES, Progress
-from .check.schemas import SCHEMA_VERSION, schema_dir
 
 if TYPE_CHECKING:
-    from .api import LEGIBILITY_BUDGET, ExportResult, export
-    from .api import show
+    from .api import LEGIBILITY_BUDGET, ExportResult, export, show
 
 __all__ = [
     "LEGIBILITY_BUDGET",

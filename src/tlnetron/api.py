@@ -8,9 +8,8 @@ sequence (:mod:`tlnetron.pipeline`) and serves the result when asked. Every refu
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .views.nodes import LEGIBILITY_BUDGET
 from ._generated.vocab import ErrorCode
 from .errors import TlnetronError
 from .options import check_options
@@ -20,6 +19,10 @@ from .progress import PROGRESS_STAGES, Progress, Steps
 from .read.trace import read_trace
 from .result import ExportResult
 from .views import view
+from .views.nodes import LEGIBILITY_BUDGET
+
+if TYPE_CHECKING:
+    from .pages.notebook import NotebookPage
 
 __all__ = ["ExportResult", "LEGIBILITY_BUDGET", "PROGRESS_STAGES", "Progress", "export", "show"]
 
@@ -115,7 +118,7 @@ def export(
 
 
 def show(what: Any, *, attachment: str | os.PathLike[str] | bool | None = None, height: int = 720,
-         colour_by: str = "none", **export_options: Any) -> Any:
+         colour_by: str = "none", **export_options: Any) -> NotebookPage:
     """Show an artifact (and its companion) in Netron, in a notebook cell, with no server.
 
     Args:

@@ -15,24 +15,24 @@ from typing import Any
 
 from ._generated.vocab import BufferPolicyName, ErrorCode, GranularityName
 from ._version import __version__
-from .check.advisories import checker_advisory, view_advisories
-from .build.companion import build_companion, companion_bytes, drawn_values, iter_nodes
-from .views.diff import apply_diff
-from .errors import Opt, TlnetronError, warn
-from .build.export_id import PLACEHOLDER
-from .ir.trace import DiffIR, TensorStats, TraceIR
-from .build.metadata import encode_metadata, model_metadata
 from .build.artifact import build_model
-from .options import ExportOptions
-from .perf import clear_memos, gc_paused
-from .words.facts import node_rows
-from .words.model import graph_doc, model_description
-from .progress import Progress, Steps
-from .ir.drawing import PGraph, Projection
-from .result import ExportResult
+from .build.companion import build_companion, companion_bytes, drawn_values, iter_nodes
+from .build.export_id import PLACEHOLDER
+from .build.metadata import encode_metadata, model_metadata
+from .check.advisories import checker_advisory, view_advisories
 from .check.schemas import SchemaViolation, validate, validate_each
 from .check.validation import Shown, check_onnx, companion_problems
+from .errors import Opt, TlnetronError, warn
+from .ir.drawing import PGraph, Projection
+from .ir.trace import DiffIR, TensorStats, TraceIR
+from .options import ExportOptions
+from .perf import clear_memos, gc_paused
+from .progress import Progress, Steps
+from .result import ExportResult
 from .views import view
+from .views.diff import apply_diff
+from .words.facts import node_rows
+from .words.model import graph_doc, model_description
 from .write.pair import companion_path_for, staged_files
 
 __all__ = ["counts", "export_ir", "project", "run", "shown"]

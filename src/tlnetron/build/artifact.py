@@ -18,15 +18,15 @@ from typing import Any
 
 import orjson
 
-from . import _onnx as onnx  # onnx without its __init__ (numpy, ml_dtypes)
 from .._generated.vocab import NODE_ATTRIBUTE_TYPES, Domain, MetaKey
 from .._records import record
-from .export_id import PLACEHOLDER, companion_with_id, export_id_of
+from ..ir.drawing import PFunction, PGraph, PNode, Projection, PValue, SequenceType, ValueType
+from ..progress import every_share, report_every
 from ..words.docs import node_doc
 from ..words.facts import node_rows
 from ..words.model import DISCLAIMER
-from ..progress import every_share, report_every
-from ..ir.drawing import PFunction, PGraph, PNode, Projection, PValue, SequenceType, ValueType
+from . import _onnx as onnx  # onnx without its __init__ (numpy, ml_dtypes)
+from .export_id import PLACEHOLDER, companion_with_id, export_id_of
 from .serialize import dumps_bytes
 
 __all__ = ["CHUNK_NODES", "IR_VERSION", "BuiltModel", "build_model"]

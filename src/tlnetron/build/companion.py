@@ -18,12 +18,12 @@ from .._generated.vocab import (
     CompanionKind,
     CompanionRow,
 )
-from ..read.stats import merged_stats
-from .export_id import PLACEHOLDER
+from ..ir.drawing import PNode, Projection
 from ..ir.trace import TensorStats
+from ..read.stats import merged_stats
 from ..words.diff import diff_rows
 from ..words.facts import companion_metric_rows, share_rows, stats_rows, total_rows
-from ..ir.drawing import PNode, Projection
+from .export_id import PLACEHOLDER
 from .serialize import dumps_bytes
 
 __all__ = ["build_companion", "companion_bytes", "drawn_values", "iter_nodes"]

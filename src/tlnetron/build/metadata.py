@@ -20,12 +20,12 @@ from .._generated.vocab import (
     Granularity,
     MetaKey,
 )
-from .export_id import PLACEHOLDER
+from ..ir.drawing import Projection
 from ..ir.trace import TraceIR
 from ..read.files import MAX_DEPTH, too_deep
 from ..words.facts import total_meta
 from ..words.model import DISCLAIMER
-from ..ir.drawing import Projection
+from .export_id import PLACEHOLDER
 
 __all__ = ["decode_metadata", "encode_metadata", "model_metadata"]
 

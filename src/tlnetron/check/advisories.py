@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..build import _onnx as onnx  # onnx without its __init__ (numpy, ml_dtypes)
 from .._generated.vocab import CaptureStatus, Granularity, WarningCode
+from ..build import _onnx as onnx  # onnx without its __init__ (numpy, ml_dtypes)
 from ..errors import Opt, Text
+from ..ir.drawing import ELEM_TYPES, Projection
 from ..ir.trace import TraceIR
 from ..views.nodes import LEGIBILITY_BUDGET
-from ..ir.drawing import ELEM_TYPES, Projection
 from .validation import QUADRATIC_CHECK_FROM_FUNCTIONS, checker_is_quadratic
 
 __all__ = ["Advisory", "checker_advisory", "view_advisories"]

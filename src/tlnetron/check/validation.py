@@ -20,7 +20,6 @@ from typing import Any
 import orjson
 from google.protobuf import json_format
 
-from ..build import _onnx as onnx  # onnx without its __init__ (numpy, ml_dtypes)
 from .._generated.vocab import (
     CompanionKind,
     CompanionRow,
@@ -30,10 +29,11 @@ from .._generated.vocab import (
     NodeRole,
     ValidationCode,
 )
-from ..errors import Problem, TlnetronError
-from ..read.files import MAX_DEPTH, too_deep
+from ..build import _onnx as onnx  # onnx without its __init__ (numpy, ml_dtypes)
 from ..build.metadata import decode_metadata
+from ..errors import Problem, TlnetronError
 from ..perf import checker_allocator
+from ..read.files import MAX_DEPTH, too_deep
 from .schemas import SchemaViolation, validate
 
 __all__ = [

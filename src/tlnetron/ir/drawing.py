@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .._records import record
+from ..perf import export_memo
 from .facts import DiffFacts, Facts
 from .trace import Dim
-from ..perf import export_memo
 
 __all__ = [
     "RunIR",

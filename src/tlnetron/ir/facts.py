@@ -14,8 +14,8 @@ from typing import Any, TypeVar
 
 from .._generated.facts import Facts
 from .._generated.vocab import METRICS
-from .trace import ROLE_BUFFER, ROLE_INPUT, ROLE_OUTPUT, DiffRow, OpIR
 from .._records import record
+from .trace import ROLE_BUFFER, ROLE_INPUT, ROLE_OUTPUT, DiffRow, OpIR
 
 __all__ = ["DiffFacts", "Facts", "known", "op_facts", "passes_facts", "sum_facts"]
 

@@ -431,7 +431,6 @@ def write_page(artifact: Path, companion: Path | None, output: Path, colour_by: 
     for path, flag in ((output, "output"), (artifact, "artifact"), *(((companion, "attachment"),) if companion is not None else ())):
         check_os_limits(path, flag)
     from ..write.pair import staged_files
-
     from .colours import check_colour
 
     check_colour(colour_by)

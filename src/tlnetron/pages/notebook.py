@@ -85,10 +85,9 @@ def shows_files(what: Any) -> bool:
 def show(what: Any, *, attachment: str | os.PathLike[str] | bool | None = None, height: int = 720,
          colour_by: str = "none") -> NotebookPage:
     """A result or an artifact's path as a notebook page; :func:`tlnetron.show` (``api.show``)
-    checks the arguments, exports a trace first and documents them."""
+    checks the arguments first (:func:`check_show`), exports a trace and documents them."""
     from ..write.pair import companion_path_for
 
-    check_show(what, height, colour_by, {})
     if isinstance(what, (str, os.PathLike)):
         artifact = Path(what)
         companion: Path | None

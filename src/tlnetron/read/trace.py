@@ -17,8 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from .._generated.vocab import BufferPolicy, ErrorCode
-from .stats import finite_float, one_thread, tensor_stats
-from .buffers import hides_buffer
 from ..errors import Opt, Placeholder, TlnetronError
 from ..ir.trace import (
     ROLE_BUFFER,
@@ -34,6 +32,8 @@ from ..ir.trace import (
     TraceIR,
 )
 from ..progress import every_share
+from .buffers import hides_buffer
+from .stats import finite_float, one_thread, tensor_stats
 
 __all__ = [
     "is_trace", "load_saved_trace", "read_diff", "read_trace", "saved_trace", "self_baseline_refusal", "tensor_stats",

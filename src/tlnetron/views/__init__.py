@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from .._generated.vocab import GRANULARITY, Granularity
+from ..ir.drawing import Projection
 from ..ir.trace import TraceIR
 from ..options import ExportOptions
-from ..ir.drawing import Projection
 from .module import project_module
 from .op import project_op
 from .rolled import project_rolled

@@ -12,12 +12,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .._generated.vocab import (
-    NodeRole,
-)
+from .._generated.vocab import NodeRole
+from ..ir.drawing import PFunction, PNode, Projection
 from ..ir.facts import DiffFacts
 from ..ir.trace import DiffIR, DiffRow, TraceIR
-from ..ir.drawing import PFunction, PNode, Projection
 
 __all__ = ["apply_diff"]
 

@@ -21,18 +21,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .._generated.vocab import Granularity
-from ..read.buffers import BufferResult, apply_buffer_policy
+from ..ir.drawing import PFunction, PGraph, PNode, Projection, PValue, RunIR, Runs
 from ..ir.facts import Facts, op_facts, sum_facts
 from ..ir.trace import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, ModuleCallIR, OpIR, TraceIR
-from .nodes import call_node, op_node, op_value, root_ranks, run_node
 from ..options import ExportOptions
-from ..words.docs import depth_reason, function_doc, hidden_text, run_doc
 from ..progress import every_share
-from ..ir.drawing import PFunction, PGraph, PNode, Projection, PValue
-from ..ir.drawing import Runs, RunIR
+from ..read.buffers import BufferResult, apply_buffer_policy
+from ..words.docs import depth_reason, function_doc, hidden_text, run_doc
+from .module_depth import open_main_blocks
+from .nodes import call_node, op_node, op_value, root_ranks, run_node
 from .runs import find_runs
 from .structures import Carrier, field_key, field_name, root_graph, structure_node
-from .module_depth import open_main_blocks
 
 __all__ = ["project_module", "side_computations"]
 

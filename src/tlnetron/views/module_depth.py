@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..ir.drawing import DepthChoice, Opening
 from ..ir.trace import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, ModuleCallIR, OpIR
 from .nodes import LEGIBILITY_BUDGET
-from ..ir.drawing import DepthChoice, Opening
 from .runs import find_runs
 
 __all__ = ["MIN_MODULE_BOXES", "MIN_ROOT_BOXES", "TRIVIAL_OP_TYPES", "open_main_blocks"]

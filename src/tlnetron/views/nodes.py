@@ -10,20 +10,20 @@ from collections.abc import Iterable
 from dataclasses import fields
 
 from .._generated.vocab import Domain, NodeAttr, NodeMeta, NodeRole
-from ..ir.facts import Facts, op_facts
-from ..ir.trace import ROLE_BUFFER, ModuleCallIR, OpIR
-from ..ir.drawing import RunIR
-from ..perf import export_memo
-from ..words.docs import call_node_doc, op_doc, run_header, run_node_doc
-from ..words.text import one_line, params_text, shortened
 from ..ir.drawing import (
     PGraph,
     PNode,
     PValue,
+    RunIR,
     loose_type,
     tensor_type,
     untyped_reason,
 )
+from ..ir.facts import Facts, op_facts
+from ..ir.trace import ROLE_BUFFER, ModuleCallIR, OpIR
+from ..perf import export_memo
+from ..words.docs import call_node_doc, op_doc, run_header, run_node_doc
+from ..words.text import one_line, params_text, shortened
 
 __all__ = [
     "call_node",

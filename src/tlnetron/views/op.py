@@ -9,14 +9,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .._generated.vocab import Granularity, NodeRole
-from ..read.buffers import apply_buffer_policy
+from ..ir.drawing import PNode, Projection, PValue
 from ..ir.facts import sum_facts
 from ..ir.trace import ROLE_INPUT, ROLE_OUTPUT, TraceIR
-from .nodes import op_node, op_value, root_ranks
 from ..options import ExportOptions
 from ..progress import every_share
+from ..read.buffers import apply_buffer_policy
+from .nodes import op_node, op_value, root_ranks
 from .structures import root_graph
-from ..ir.drawing import PNode, Projection, PValue
 
 __all__ = ["project_op"]
 

@@ -17,15 +17,15 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from .._generated.vocab import Granularity, NodeAttr, NodeRole
-from ..read.buffers import apply_buffer_policy
+from ..ir.drawing import PNode, Projection, PValue, loose_type, shape_text, tensor_type
 from ..ir.facts import passes_facts, sum_facts
 from ..ir.trace import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, OpIR, TraceIR
-from .nodes import op_node, op_value, root_ranks
 from ..options import ExportOptions
 from ..progress import every_share
+from ..read.buffers import apply_buffer_policy
 from ..words.docs import UNTYPED_PASSES, recurrence_text, variants_text
+from .nodes import op_node, op_value, root_ranks
 from .structures import root_graph
-from ..ir.drawing import PNode, Projection, PValue, loose_type, shape_text, tensor_type
 
 __all__ = ["project_rolled"]
 

@@ -18,7 +18,7 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from ..ir.drawing import Runs, RunIR
+from ..ir.drawing import RunIR, Runs
 from ..ir.trace import ROLE_INPUT, ROLE_OUTPUT, ModuleCallIR, OpIR
 
 __all__ = ["GROUP_SIZE", "MIN_RUN_BOX", "RUN_CHAIN_MAX", "find_runs"]

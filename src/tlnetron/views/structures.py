@@ -18,8 +18,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
 from .._generated.vocab import Domain, NodeAttr, NodeRole
-from ..ir.trace import OpIR
-from ..words.text import one_line, shortened
 from ..ir.drawing import (
     PGraph,
     PNode,
@@ -31,6 +29,8 @@ from ..ir.drawing import (
     tensor_type,
     untyped_reason,
 )
+from ..ir.trace import OpIR
+from ..words.text import one_line, shortened
 
 __all__ = [
     "Carrier",

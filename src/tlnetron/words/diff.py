@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from .._generated.vocab import (
     DIFF_STATUS,
     NodeMeta,

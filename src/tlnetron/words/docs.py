@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-
 from .._generated.vocab import (
     NODE_TEXT_MAX_LENGTH,
     NodeAttr,
 )
+from ..ir.drawing import DepthChoice, Opening, PNode, RunIR, shape_text
 from ..ir.facts import Facts
 from ..ir.trace import ModuleCallIR, OpIR
-from ..ir.drawing import RunIR
-from ..ir.drawing import DepthChoice, Opening, PNode, shape_text
-from .text import full_texts
-from .facts import function_doc_line
 from .diff import diff_sentence
+from .facts import function_doc_line
+from .text import full_texts
 
 __all__ = [
     "HEADER_CHARS",

@@ -25,10 +25,10 @@ from .._generated.vocab import (
     Metric,
     NodeWording,
 )
+from ..ir.drawing import PNode
 from ..ir.facts import Facts
 from ..ir.trace import TensorStats
 from ..perf import export_memo
-from ..ir.drawing import PNode
 from .diff import diff_rows
 
 __all__ = [
