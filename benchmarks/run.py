@@ -83,6 +83,9 @@ def bench_row(log: Any, g: str, rounds: int, tmp: Path, activation_stats: bool =
     def run_a() -> Any:
         return tlnetron.export(log, a_path, granularity=g, activation_stats=activation_stats)
 
+    def run_a0() -> Any:  # the same export without statistics: their share of A
+        return tlnetron.export(log, a_path, granularity=g, activation_stats=False)
+
     def run_b() -> Any:
         return torchlens.export.netron(log, b_path, granularity=g, attachment=True)
 
@@ -113,11 +116,18 @@ def bench_row(log: Any, g: str, rounds: int, tmp: Path, activation_stats: bool =
     _timed(run_b)
     a_times: list[float] = []
     b_times: list[float] = []
+    a0_times: list[float] = []
     for i in range(rounds):
-        order = ((a_times, run_a), (b_times, run_b))
+        order = [(a_times, run_a), (b_times, run_b)] + ([(a0_times, run_a0)] if activation_stats else [])
         for times, fn in order if i % 2 == 0 else order[::-1]:
             times.append(_timed(fn)[0])
     ratios = [a / b for a, b in zip(a_times, b_times)]
+    if activation_stats:
+        row.update(
+            a0_times=a0_times,
+            median_a0=statistics.median(a0_times),
+            stats_share=statistics.median([(a - a0) / a for a, a0 in zip(a_times, a0_times)]),
+        )
     row.update(
         a_times=a_times,
         b_times=b_times,
@@ -127,6 +137,34 @@ def bench_row(log: Any, g: str, rounds: int, tmp: Path, activation_stats: bool =
         **info,
     )
     return row
+
+
+def captured(log: Any, rounds: int) -> dict[str, Any]:
+    """What the statistics read: the saved outputs' bytes, the time of one pass over them (the
+    bytes-read limit: numpy's max of each, the cheapest full read), and the statistics alone,
+    as the reader computes them (one intra-op thread)."""
+    import numpy
+    import torch
+
+    from tlnetron.read.stats import one_thread, tensor_stats
+
+    outs = [op.out for op in log.ops if isinstance(getattr(op, "out", None), torch.Tensor)]
+    arrays = [t.detach().float().numpy() if t.dtype.itemsize < 4 else t.detach().numpy() for t in outs if t.numel() and t.device.type == "cpu" and not t.dtype.is_complex]
+
+    def one_pass() -> None:
+        for a in arrays:
+            numpy.max(a)
+
+    def stats() -> None:
+        for t in outs:
+            tensor_stats(t)
+
+    out: dict[str, Any] = {"tensors": len(outs), "bytes": sum(t.numel() * t.element_size() for t in outs)}
+    with one_thread():
+        for name, fn in (("one_pass_s", one_pass), ("stats_s", stats)):
+            _timed(fn)
+            out[name] = statistics.median(_timed(fn)[0] for _ in range(rounds))
+    return out
 
 
 def _fmt_s(x: float | None) -> str:
@@ -154,6 +192,28 @@ def table(results: list[dict[str, Any]]) -> str:
                 f"| {m['model']} | {m['ops']} | {m['trace_s']:.2f} s | {g} | {_fmt_s(r['median_a'])} | {_fmt_s(r['median_b'])} | "
                 f"{r['median_ratio']:.2f} | <= {TARGETS[g]} | {verdict} | {r['median_a'] / m['trace_s']:.1%} | "
                 f"{_fmt_s(r['first_a'])} / {_fmt_s(r['first_b'])}{cold} |"
+            )
+    return "\n".join(lines)
+
+
+def stats_table(results: list[dict[str, Any]]) -> str:
+    """With ``--activation-stats``: the statistics' share of each export, and how close the
+    export comes to the bytes-read limit (the export without statistics plus one pass over
+    the captured bytes, the least any exact statistics can add)."""
+    lines = [
+        "| model | captured | one pass | statistics alone | view | tlnetron | without statistics | statistics' share | ratio | ratio without | limit ratio (without + one pass) |",
+        "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for m in results:
+        c = m.get("captured")
+        for r in m["rows"]:
+            if c is None or "median_a0" not in r:
+                continue
+            b = r["median_b"]
+            lines.append(
+                f"| {m['model']} | {c['tensors']} tensors, {c['bytes'] / 1e6:.1f} MB | {_fmt_s(c['one_pass_s'])} | {_fmt_s(c['stats_s'])} | "
+                f"{r['granularity']} | {_fmt_s(r['median_a'])} | {_fmt_s(r['median_a0'])} | {r['stats_share']:.0%} | {r['median_ratio']:.2f} | "
+                f"{r['median_a0'] / b:.2f} | {(r['median_a0'] + c['one_pass_s']) / b:.2f} |"
             )
     return "\n".join(lines)
 
@@ -212,10 +272,15 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"  {g:7s} tlnetron {_fmt_s(r['median_a']):>8s}  reference {_fmt_s(r['median_b']):>8s}  ratio {r['median_ratio']:.2f}", flush=True)
                 else:
                     print(f"  {g:7s} ERROR: {r.get('error_a') or r.get('error_b')}", flush=True)
-            results.append({"model": name, "ops": n_ops, "num_compute_ops": int(log.num_ops), "trace_s": trace_s, "rows": rows})
+            entry = {"model": name, "ops": n_ops, "num_compute_ops": int(log.num_ops), "trace_s": trace_s, "rows": rows}
+            if args.activation_stats:
+                entry["captured"] = captured(log, args.rounds)
+            results.append(entry)
             del log
             gc.collect()
     md = table(results)
+    if args.activation_stats:
+        md += "\n\n" + stats_table(results)
     print()
     print(md)
     print("\n* = the process's first export call (true cold); other 'first call' numbers are the first call on that row, after earlier rows warmed shared code.")

@@ -128,13 +128,16 @@ MAX_DEPTH = 100
 
 def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
     """Whether ``value`` nests lists or dicts more than ``limit`` deep (walked without recursion)."""
+    if not isinstance(value, (list, dict)):
+        return False
     stack = [(value, 1)]
     while stack:
         item, depth = stack.pop()
-        if isinstance(item, (list, dict)):
-            if depth > limit:
-                return True
-            stack.extend((v, depth + 1) for v in (item.values() if isinstance(item, dict) else item))
+        if depth > limit:
+            return True
+        for v in item.values() if isinstance(item, dict) else item:
+            if isinstance(v, (list, dict)):  # only containers are stacked: scalars are most of a file
+                stack.append((v, depth + 1))
     return False
 
 
