@@ -10,6 +10,7 @@ from __future__ import annotations
 import inspect
 import json
 import os
+import html
 import re
 import shlex
 import shutil
@@ -191,7 +192,12 @@ def test_export_to_a_page(saved: Path, tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert f"wrote      {tmp_path / 'model.html'}  (one page" in proc.stdout
     assert [p.name for p in tmp_path.iterdir()] == ["model.html"]
-    assert (tmp_path / "model.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    page = (tmp_path / "model.html").read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>")
+    # Its note names the command line that made it (not a Python call), with pip said once.
+    note = re.search(r'<div id="tlnetron-note">(.*?)</div>', page)
+    words = html.unescape(re.sub(r"<[^>]+>", "", note.group(1))) if note else ""
+    assert f"then tlnetron export {saved} -o {tmp_path / 'model.html'} --no-progress" in words and words.count("pip install") == 1, words
     proc = run("export", str(saved), "-o", str(tmp_path / "again.html"), "--serve")
     assert proc.returncode == 3 and "[invalid_option]" in proc.stderr and "--serve" in proc.stderr, proc.stderr
 

@@ -48,6 +48,7 @@ from torch import nn
 import tlnetron
 from tlnetron import TlnetronError, TlnetronWarning
 from tlnetron._generated.vocab import DIFF_STATUS, GRANULARITY, DiffStatus, Domain, Granularity, NodeMeta
+from tlnetron.words.model import unwrapped
 
 ROOT = Path(__file__).resolve().parent.parent
 BASELINE_SCHEMA = json.loads((ROOT / "schema" / "baseline-summary.schema.json").read_text(encoding="utf-8"))
@@ -429,7 +430,7 @@ def test_the_diff_is_said_in_words(exported: Callable[[str, str], Exported], nam
     shown at full width, say that a diff happened and what each node's facts are."""
     e = exported(name, granularity)
     summary = json.loads(model_meta(e.model)["torchlens.baseline"])
-    description = e.model["docString"]
+    description = unwrapped(e.model["docString"])
     rows = sum(summary["row_counts"].values())
     assert f"Compared with {summary['direction']['reference']}" in description
     assert f"{rows:,} diff row" in description
@@ -463,7 +464,7 @@ def test_string_baseline_is_recorded_verbatim(pairs: dict[str, Pair], tmp_path: 
     meta = model_meta(model)
     assert meta["torchlens.baseline"] == "run-2026-11-29"
     assert meta["torchlens.baseline_kind"] == "identifier"
-    assert "identifier 'run-2026-11-29' (no per-node comparison)" in model["docString"]
+    assert "identifier 'run-2026-11-29' (no per-node comparison)" in unwrapped(model["docString"])
     assert [n["name"] for n in all_nodes(model) if diff_meta(n)] == []
     assert result.companion_json is not None
     companion = json.loads(result.companion_json)

@@ -26,13 +26,22 @@ from google.protobuf import json_format
 from jsonschema import Draft7Validator
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT7
+from zoo import ALL_ZOO, ZooTrace
 
 import tlnetron
 from tlnetron import TlnetronWarning
-from tlnetron._generated.vocab import BUFFER_POLICY, COMPANION_SIGNATURE, GRANULARITY, BufferPolicy, Domain, Granularity, NodeRole
+from tlnetron._generated.vocab import (
+    BUFFER_POLICY,
+    COMPANION_SIGNATURE,
+    GRANULARITY,
+    BufferPolicy,
+    Domain,
+    Granularity,
+    NodeRole,
+)
 from tlnetron.build.metadata import decode_metadata
 from tlnetron.check.validation import artifact_problems, companion_problems, shown_in_model
-from zoo import ALL_ZOO, ZooTrace
+from tlnetron.words.model import DESCRIPTION_WIDTH, unwrapped
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_DIR = ROOT / "schema"
@@ -567,9 +576,12 @@ def test_metadata_counts_are_true(exported: ExportFn, name: str, granularity: st
 @combos
 def test_the_model_description_says_the_facts_in_words(exported: ExportFn, name: str, granularity: str, policy: str) -> None:
     """Model Properties cuts every row name to ~16 characters (``torchlens.captur…``): the
-    description, shown at full width, says the view, depth, capture, counts and totals."""
+    description says the view, depth, capture, counts and totals, each line short enough
+    for the sidebar to show whole (a fact's continuation lines are indented)."""
     e = exported(name, granularity, policy)
-    m, doc = e.meta, e.data["docString"]
+    m, wrapped_doc = e.meta, e.data["docString"]
+    assert all(len(line) <= DESCRIPTION_WIDTH or " " not in line.strip() for line in wrapped_doc.split("\n"))
+    doc = unwrapped(wrapped_doc)
     lines = doc.split("\n")
     assert lines[0] == m["torchlens.disclaimer"]
     view = f"{granularity} view" + (f" at module depth {m['torchlens.depth']}" if granularity == Granularity.MODULE else "")

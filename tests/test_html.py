@@ -150,11 +150,13 @@ def test_index_html_is_netrons_but_for_its_head(parsed: _Parsed, built: Page) ->
     date = re.search(r'<meta name="date" content="[^"]*">', index)
     assert date is not None and text.count(date.group(0)) == 1
     assert '<meta name="version" content="9.3.3">' in index and built.netron_version == "9.3.3"
-    # Everything from <body> on is Netron's, but for the note before </body>.
+    # Everything from <body> on is Netron's, but for the note first in <body>: positioned before
+    # Netron's sidebar and toolbar, it is drawn under them and never hides a row.
     body = index[index.index("<body"):]
     ours = text[text.index("<body"):]
     note = re.search(r'<div id="tlnetron-note">.*?</div>\n', ours)
     assert note is not None and ours.replace(note.group(0), "") == body
+    assert ours.index(note.group(0)) == ours.index(">") + 2 and re.search(r"#tlnetron-note\{[^}]*z-index", text) is None
 
 
 def test_files_are_held_byte_for_byte(parsed: _Parsed) -> None:
@@ -230,6 +232,13 @@ def test_page_says_when_the_age_gate_stops_it(parsed: _Parsed, built: Page) -> N
     assert f"until {built.expires:%Y-%m-%d}" in words
     assert "pip install --upgrade netron" in words
     assert f"tlnetron html {ARTIFACT.name} --attachment {COMPANION.name} -o tiny.html" in words
+
+
+def note_words(page: str) -> str:
+    """The words of a page's note, as a person reads them."""
+    note = re.search(r'<div id="tlnetron-note">(.*?)</div>', page)
+    assert note is not None
+    return html.unescape(re.sub(r"<[^>]+>", "", note.group(1)))
 
 
 def test_regenerate_command_is_quoted_for_a_shell() -> None:
@@ -495,6 +504,9 @@ def test_export_to_a_page_writes_only_the_page(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["files", "model.html"]
     html = result.page.read_text(encoding="utf-8")
     assert "model.onnx.json" in html and "model.onnx.attachment.json" in html
+    # The note says how to make the page again in the words of the call that made it, once.
+    words = note_words(html)
+    assert "then tlnetron.export(trace, 'model.html')" in words and words.count("pip install") == 1, words
     # The page holds what the file export writes, byte for byte (both are deterministic but for
     # observed durations, so compare the structure the ids are derived from).
     assert json.loads(result.artifact_json)["graph"]["node"] == json.loads(files.artifact_json)["graph"]["node"]

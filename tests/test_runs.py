@@ -20,13 +20,14 @@ from typing import Any
 import pytest
 import torch
 import torchlens
+from test_export_zoo import flat_dataflow
 from torch import nn
 
 import tlnetron
-from test_export_zoo import flat_dataflow
 from tlnetron import TlnetronWarning
 from tlnetron._generated.vocab import Domain, Granularity
 from tlnetron.views.runs import GROUP_SIZE, MIN_RUN_BOX, RUN_CHAIN_MAX
+from tlnetron.words.model import unwrapped
 
 
 class Block(nn.Module):
@@ -173,7 +174,7 @@ def test_a_chain_of_calls_is_one_box_named_by_its_container(tmp_path: Path) -> N
     assert mine["inclusive FLOPs"] == flops and mine["inclusive ops"] == 5 * 3
     assert any(r["target"] == "layers" and r["name"] == "share of time" for r in companion["metadata"])
     assert int(meta(model)["torchlens.run_count"]) == 1
-    assert "(1 run of repeated calls drawn as one box each)" in model["docString"]
+    assert "(1 run of repeated calls drawn as one box each)" in unwrapped(model["docString"])
 
 
 def test_runs_keep_the_dataflow_and_the_op_view_keeps_every_op(tmp_path: Path) -> None:

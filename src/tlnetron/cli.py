@@ -376,18 +376,24 @@ def _cmd_export(args: argparse.Namespace) -> int:
             reference: Any = load_saved_trace(baseline)
         else:
             reference = baseline
-        result = export(
-            log,
-            options.page or options.path,
-            granularity=args.granularity,
-            depth=args.depth,
-            show_buffers=args.show_buffers,
-            attachment=attachment,
-            baseline=reference,
-            serve=args.serve,
-            progress=bar,
-            activation_stats=args.activation_stats,
-        )
+        from .pipeline import PAGE_COMMAND
+
+        again = PAGE_COMMAND.set("tlnetron " + shlex.join(args.argv) if options.page else None)
+        try:
+            result = export(
+                log,
+                options.page or options.path,
+                granularity=args.granularity,
+                depth=args.depth,
+                show_buffers=args.show_buffers,
+                attachment=attachment,
+                baseline=reference,
+                serve=args.serve,
+                progress=bar,
+                activation_stats=args.activation_stats,
+            )
+        finally:
+            PAGE_COMMAND.reset(again)
     _print_result(result)
     if result.url:
         print(f"serving    {result.url}  (Ctrl+C stops)")
@@ -674,6 +680,7 @@ def main(argv: list[str] | None = None) -> int:
     args, extra = parser.parse_known_args(argv)
     if extra:
         parser.error(_unrecognized(extra))
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # a page's note repeats the command that made it
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("always", TlnetronWarning)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,11 @@ from .words.facts import node_rows
 from .words.model import graph_doc, model_description
 from .write.pair import companion_path_for, staged_files
 
-__all__ = ["counts", "export_ir", "project", "run", "shown"]
+__all__ = ["PAGE_COMMAND", "counts", "export_ir", "project", "run", "shown"]
+
+PAGE_COMMAND: ContextVar[str | None] = ContextVar("tlnetron_page_command", default=None)
+"""What an ``.html`` page's note says to run again to regenerate it, in the words of the
+surface exporting it (the command line sets its own); unset, the Python call."""
 
 Baseline = tuple[str, "str | dict[str, Any]"]
 """The model metadata's ``(baseline_kind, value)``."""
@@ -255,7 +260,7 @@ def run(
             from .pages.html import build_page
 
             pair = (companion_path.name, companion_data) if companion_path is not None and companion_data is not None else None
-            again = f"tlnetron.export(trace, {page.name!r}) again, after pip install --upgrade netron"
+            again = PAGE_COMMAND.get() or f"tlnetron.export(trace, {page.name!r})"
             out.stage(page, build_page((path.name, artifact_data), pair, page_name=page.name, command=again).html)
         out.commit()
     machine = checker_advisory(n_functions, check_s, split=any(split))

@@ -169,3 +169,27 @@ def test_page_past_the_age_gate_says_how_to_regenerate(
     assert note.is_visible()
     assert op_boxes(netron) == []
     assert netron.blocked_requests() == []
+
+
+def test_note_sits_under_the_sidebar(visitor: Any, demo_files: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The note is in plain sight over the empty canvas corner, and an open sidebar covers it:
+    the last rows of Node Properties stay readable (in a notebook-sized window too). The note
+    takes no clicks, so the probe lets it take them while it asks what is on top."""
+    artifact, companion = demo_files
+    page = write_html(artifact, companion, tmp_path / "demo.html", capsys)
+    netron = visitor(0.0)
+    netron.page.set_viewport_size({"width": 900, "height": 600})
+    netron.open_file_url(page)
+    netron.wait_title(COMPANION_SUFFIX)
+    probe = (
+        "(() => { const n = document.getElementById('tlnetron-note'); const r = n.getBoundingClientRect();"
+        " n.style.pointerEvents = 'auto'; const at = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);"
+        " n.style.pointerEvents = '';"
+        " return {inside: r.left >= 0 && r.right <= innerWidth && r.bottom <= innerHeight, top: n.contains(at), under: at ? (at.closest('.sidebar') ? 'sidebar' : at.tagName) : null}; })()"
+    )
+    closed = netron._js(probe)
+    assert closed["inside"] and closed["top"], closed  # read whole, nothing in front of it
+    op = next(n for n in json.loads(artifact.read_text("utf-8"))["graph"]["node"] if "overload" not in n)
+    netron.open_node_properties(op["name"])
+    opened = netron._js(probe)
+    assert not opened["top"] and opened["under"] == "sidebar", opened

@@ -15,7 +15,7 @@ What the page changes in Netron's files, exactly (anything else is byte-for-byte
   grapher.css (and one styling the note); its five icon ``<link>`` tags become one holding icon.png as a ``data:`` URL;
   ``<script src="index.js">`` becomes the import map, index.js itself (inline, unmodified),
   the heat map (``heatmap.js``, ours), the page's data and the loader (``html_loader.js``, ours); and a small note is added at
-  the end of ``<body>``: when Netron's age gate will stop the page, and how to regenerate it.
+  the start of ``<body>``: when Netron's age gate will stop the page, and how to regenerate it.
   The ``<meta name="date">`` the age gate reads is kept as it is.
 * every included module: each relative module specifier in an ``import ... from`` or an
   ``import(...)``, ``'./NAME.js'``, becomes the bare ``'NAME.js'``, which the page's import
@@ -210,9 +210,10 @@ def _replace_once(text: str, old: str, new: str) -> str:
 
 
 _NOTE_STYLE = (
-    "<style>#tlnetron-note{position:fixed;right:8px;bottom:6px;max-width:46em;font-size:10px;color:#777;"
-    "text-align:right;pointer-events:none;user-select:text;z-index:1}"
-    "#tlnetron-note code{font-size:10px;white-space:nowrap}"
+    # First in <body> and below Netron's own layers: the sidebar and the toolbar cover the note, never the reverse.
+    "<style>#tlnetron-note{position:fixed;right:24px;bottom:24px;max-width:min(46em,calc(100vw - 48px));font-size:10px;"
+    "color:#777;text-align:right;pointer-events:none;user-select:text}"
+    "#tlnetron-note code{font-size:10px;overflow-wrap:anywhere}"
     "#tlnetron-note.tlnetron-expired{font-size:13px;color:#000;background:#fff3c4;padding:8px;"
     "border:1px solid #c9a400;pointer-events:auto;z-index:3}"
     "#tlnetron-note.tlnetron-expired code{font-size:13px}</style>"
@@ -322,7 +323,7 @@ def build_page(
         f'<script type="application/json" id="tlnetron-data">{_script_safe_json(files)}</script>\n'
         f"<script>{loader}</script>",
     )
-    page = _replace_once(page, "</body>", _note(version, built, expires, command) + "\n</body>")
+    page = _replace_once(page, '<body class="welcome spinner">', '<body class="welcome spinner">\n' + _note(version, built, expires, command))
     head = (
         f"<!-- tlnetron page: {html.escape(names)} in Netron {html.escape(version)}'s web app "
         "(Copyright (c) Lutz Roeder, MIT License, github.com/lutzroeder/netron), "

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+import textwrap
+
 from typing import Any
 
 from .._generated.vocab import (
@@ -12,7 +15,7 @@ from .._generated.vocab import (
 from ..ir.drawing import Projection
 from .text import plural
 
-__all__ = ["DISCLAIMER", "graph_doc", "model_description"]
+__all__ = ["DESCRIPTION_WIDTH", "DISCLAIMER", "graph_doc", "model_description", "unwrapped", "wrapped"]
 
 
 DISCLAIMER = (
@@ -42,10 +45,12 @@ def graph_doc(projection: Projection) -> str:
 
 
 def model_description(meta: dict[str, Any], model_class: str) -> str:
-    """The model's description in words (Netron shows it at full width under Model
-    Properties, where the metadata rows' names are cut to ``torchlens.captur…``).
+    """The model's description in words (Netron shows it under Model Properties, where the
+    metadata rows' names are cut to ``torchlens.captur…``).
 
-    Every sentence is read from ``meta``, the rows tools read: nothing is said twice.
+    Every sentence is read from ``meta``, the rows tools read: nothing is said twice. Each
+    fact is one line, wrapped at :data:`DESCRIPTION_WIDTH` with its continuation lines
+    indented two spaces (:func:`unwrapped` joins them back).
     """
     lines = [str(meta[MetaKey.DISCLAIMER])]
     view = f"{meta[MetaKey.GRANULARITY]} view"
@@ -86,7 +91,24 @@ def model_description(meta: dict[str, Any], model_class: str) -> str:
         )
     if meta.get(MetaKey.WARNINGS):
         lines.append("Warnings: " + ", ".join(meta[MetaKey.WARNINGS]) + ".")
-    return "\n".join(lines)
+    return "\n".join(wrapped(line) for line in lines)
+
+
+DESCRIPTION_WIDTH = 56
+"""Characters per line of a description: Netron's sidebar shows a line's first ~55 in a
+notebook's frame and hides the rest behind a scrollbar."""
+
+
+def wrapped(line: str) -> str:
+    """One fact's line wrapped at word breaks, continuation lines indented two spaces."""
+    if len(line) <= DESCRIPTION_WIDTH:
+        return line
+    return textwrap.fill(line, DESCRIPTION_WIDTH, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False)
+
+
+def unwrapped(text: str) -> str:
+    """A description with each fact on one line again (what :func:`wrapped` split)."""
+    return re.sub(r"\n  (?=\S)", " ", text)
 
 
 def _baseline_words(kind: str, value: Any) -> str:
