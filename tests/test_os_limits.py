@@ -7,6 +7,7 @@ import subprocess
 import sys
 import warnings
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -69,3 +70,33 @@ def test_validate_gives_a_verdict_on_a_long_path(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "tlnetron.cli", "validate", str(long_path(tmp_path, "m.onnx.json"))],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1 and proc.stdout.startswith("json_invalid") and "Traceback" not in proc.stderr
+
+
+def _refusal(call: Any) -> TlnetronError:
+    with pytest.raises(TlnetronError) as refusal:
+        call()
+    return refusal.value
+
+
+@pytest.mark.parametrize("case", ["path_max", "name_max", "nul", "encoding"])
+@pytest.mark.parametrize("surface", ["serve_files", "page_from_files"])
+@pytest.mark.parametrize("which", ["artifact", "attachment"])
+def test_serve_files_and_page_from_files_check_their_paths_up_front(tmp_path: Path, case: str, surface: str, which: str) -> None:
+    """Called from Python, they refuse as write_page does (same code and words), before reading: no server, nothing written."""
+    import threading
+
+    from tlnetron.options import check_os_limits
+    from tlnetron.pages.html import page_from_files
+    from tlnetron.pages.serve import serve_files
+
+    bad = {"path_max": long_path(tmp_path, "m.onnx.json"), "name_max": tmp_path / ("d" * 300) / "m.onnx.json",
+           "nul": tmp_path / "m\x00.onnx.json", "encoding": tmp_path / "m\udcff\ud800.onnx.json"}[case]
+    good = tmp_path / "m.onnx.json"  # need not exist: the check comes first
+    artifact, companion = (bad, None) if which == "artifact" else (good, bad)
+    expected = _refusal(lambda: check_os_limits(bad, which))
+    threads = threading.active_count()
+    call = {"serve_files": lambda: serve_files(artifact, companion, browse=False),
+            "page_from_files": lambda: page_from_files(artifact, companion)}[surface]
+    got = _refusal(call)
+    assert (got.code, str(got)) == (expected.code, str(expected)) == ("invalid_path", str(expected))
+    assert threading.active_count() == threads and list(tmp_path.iterdir()) == []

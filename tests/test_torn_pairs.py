@@ -16,7 +16,7 @@ import pytest
 from test_pairs import ARTIFACT, COMPANION, write
 from tlnetron import TlnetronError, cli
 from tlnetron.pages.html import page_from_files
-from tlnetron.read.files import read_input
+from tlnetron.read.files import MAX_BYTES, PAGE_MAX_BYTES, read_input
 from tlnetron.write.pair import read_pair
 
 
@@ -73,11 +73,15 @@ def test_serve_refuses_what_html_refuses_at_once(tmp_path: Path, special: str) -
     assert serve_refusal.value.code == html_refusal.value.code == "invalid_path"
 
 
-def test_serve_refuses_a_file_past_what_netron_opens(tmp_path: Path) -> None:
+@pytest.mark.parametrize("size", [4000 * 2**20, PAGE_MAX_BYTES + 1])
+def test_serve_and_html_refuse_a_file_past_what_their_page_reads(tmp_path: Path, size: int) -> None:
+    """Sparse: refused from its size alone, naming where it opens instead (Netron reads more)."""
     from tlnetron.pages.serve import serve_files
     big = tmp_path / "big.onnx.json"
     with open(big, "wb") as fh:
-        fh.truncate(4000 * 2**20)
-    with pytest.raises(TlnetronError) as refusal:
-        serve_files(big, None, browse=False)
-    assert refusal.value.code == "invalid_path" and "Netron can open" in str(refusal.value)
+        fh.truncate(size)
+    for call in (lambda: serve_files(big, None, browse=False), lambda: page_from_files(big, None)):
+        with pytest.raises(TlnetronError) as refusal:
+            call()
+        assert refusal.value.code == "invalid_path" and f"past the {PAGE_MAX_BYTES:,}" in str(refusal.value)
+        assert "netron.app" in str(refusal.value) and f"{MAX_BYTES:,}" in str(refusal.value)

@@ -217,3 +217,31 @@ def test_a_file_past_what_netron_opens_is_refused_unread(pair: tuple[Path, Path]
     assert big.stat().st_size > MAX_BYTES
     proc = validate(str(big))
     assert proc.returncode == 1 and codes(proc) == ["json_invalid"] and "Netron can open" in proc.stdout, proc.stdout
+
+
+def test_max_bytes_is_netrons_own_limit() -> None:
+    """Read from the installed Netron (tests/e2e/test_size_limits.py checks it in Chromium): a dropped
+    file is read in chunks into bytes, JSON is decoded from them a character at a time, and no file
+    of 0x7ffff000 bytes or more is tried as JSON (for a model and for an attachment alike)."""
+    from tlnetron.pages.serve import netron_dir
+    from tlnetron.read.files import MAX_BYTES, PAGE_MAX_BYTES
+
+    app = netron_dir()
+    view, reader, browser = ((app / name).read_text(encoding="utf-8") for name in ("view.js", "json.js", "browser.js"))
+    peek = view[view.index("case 'json': {", view.index("async peek(type)")):]
+    peek = peek[: peek.index("case 'json.gz'")]
+    assert "stream.length < 0x7ffff000" in peek and "json.TextReader.open(stream)" in peek
+    assert "const decoder = text.Decoder.open(data);" in reader and "JSON.parse" not in reader
+    assert "reader.readAsArrayBuffer(slice)" in browser
+    assert view.count("context.peek('json')") >= 2  # the attachment goes through the same peek
+    assert MAX_BYTES == 0x7FFFF000 - 1 and PAGE_MAX_BYTES == 2**29 - 24
+
+
+def test_validate_reads_a_file_past_the_page_limit(tmp_path: Path) -> None:
+    """Past what a page's heat map reads, Netron still opens a file: validate gives its verdict on the content."""
+    from tlnetron.read.files import PAGE_MAX_BYTES
+    big = tmp_path / "big.onnx.json"
+    with open(big, "wb") as fh:
+        fh.truncate(PAGE_MAX_BYTES + 1)
+    proc = validate(str(big))
+    assert proc.returncode == 1 and codes(proc) == ["json_invalid"] and "Netron can open" not in proc.stdout, proc.stdout

@@ -400,8 +400,11 @@ def page_from_files(
             one), ``netron_attachment_invalid``, ``companion_mismatch`` (a companion of
             another export), ``netron_serve_unavailable``.
     """
+    from ..options import check_os_limits
     from ..write.pair import read_pair
 
+    for path, flag in ((artifact, "artifact"), *(((companion, attachment_flag.strip("-=")),) if companion is not None else ())):
+        check_os_limits(path, flag)
     if companion is None:
         data, cdata = read_input(artifact, "", outcome), None
     else:

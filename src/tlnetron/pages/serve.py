@@ -394,9 +394,18 @@ def serve_files(
     artifact: Path, companion: Path | None, *, browse: bool = True, host: str = LOOPBACK, port: int = 0,
     colour_by: str = "none",
 ) -> Any:
-    """Serve files from disk (``tlnetron serve``); see :func:`serve_bytes` for the arguments."""
+    """Serve files from disk (``tlnetron serve``); see :func:`serve_bytes` for the arguments.
+
+    Raises:
+        TlnetronError: ``invalid_path`` (a path no system call takes, a file that cannot be
+            read or is past the size limit), and those of :func:`serve_bytes`.
+    """
+    from ..options import check_os_limits
     from ..read.files import read_input
     from ..write.pair import read_pair
+
+    for path, flag in ((artifact, "artifact"), *(((companion, "attachment"),) if companion is not None else ())):
+        check_os_limits(path, flag)
 
     def read(p: Path) -> bytes:
         return read_input(p, "--attachment" if p == companion else "", "nothing was served")

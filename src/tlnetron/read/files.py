@@ -24,12 +24,14 @@ import orjson
 from .._generated.vocab import COMPANION_SIGNATURE, ErrorCode, ValidationCode
 from ..errors import Problem, TlnetronError
 
-__all__ = ["MAX_BYTES", "MAX_DEPTH", "JsonFile", "companion_object", "parse_json_bytes", "read_input", "read_json_file", "too_deep"]
+__all__ = ["MAX_BYTES", "MAX_DEPTH", "PAGE_MAX_BYTES", "JsonFile", "companion_object", "parse_json_bytes", "read_input", "read_json_file", "too_deep"]
 
 _BOM = b"\xef\xbb\xbf"
 _SAFE_INTEGER = 2**53
-MAX_BYTES = 2**29 - 24
-"""V8's longest string (Chromium, 64-bit): Netron parses a JSON file as one string, so past this it cannot open it."""
+MAX_BYTES = 0x7FFFF000 - 1
+"""Netron's own limit: it reads JSON byte by byte (never one string), and no file of 0x7ffff000 bytes or more (view.js)."""
+PAGE_MAX_BYTES = 2**29 - 24
+"""Our pages' heat map parses the file as one JavaScript string; V8's longest holds this many UTF-16 units, which no more bytes exceed."""
 _DOUBLE_DIGITS = 309
 """An integer of more digits is past the largest double (of this many, some are): ``JSON.parse`` reads it as Infinity."""
 
@@ -64,7 +66,7 @@ def read_json_file(path: Path, *, what: str = "file", lossy: str = ValidationCod
             return _fail(path, ValidationCode.JSON_INVALID, f"the {what} is {kind}, not a regular file")
         if info.st_size > MAX_BYTES:
             return _fail(path, ValidationCode.JSON_INVALID,
-                         f"the {what} is {info.st_size:,} bytes, past the {MAX_BYTES:,} Netron can open (the longest string its browser holds)")
+                         f"the {what} is {info.st_size:,} bytes, past the {MAX_BYTES:,} Netron can open (it reads no JSON file of more)")
         with os.fdopen(fd, "rb", closefd=False) as fh:
             data = fh.read(MAX_BYTES + 1)
     except OSError as exc:
@@ -170,14 +172,12 @@ def companion_object(name: str, data: bytes) -> dict[str, Any]:
 
 
 def read_input(path: Path, flag: str, outcome: str) -> bytes:
-    """The bytes of a regular file Netron could open, or ``invalid_path`` (a FIFO, a device, a folder, past the size limit)."""
-    def refuse(why: str) -> TlnetronError:
-        return TlnetronError(
-            ErrorCode.INVALID_PATH,
-            f"{flag}{' ' if flag else ''}{str(path)!r} {why}; {outcome}.",
-            where=str(path),
-            remedy="pass the artifact (*.onnx.json) and its companion (*.onnx.attachment.json) written by tlnetron export.",
-        )
+    """The bytes of a regular file a page can show, or ``invalid_path`` (a FIFO, a device, a folder, past
+    :data:`PAGE_MAX_BYTES`)."""
+    def refuse(why: str, remedy: str = "pass the artifact (*.onnx.json) and its companion (*.onnx.attachment.json) "
+               "written by tlnetron export.") -> TlnetronError:
+        return TlnetronError(ErrorCode.INVALID_PATH, f"{flag}{' ' if flag else ''}{str(path)!r} {why}; {outcome}.",
+                             where=str(path), remedy=remedy)
 
     try:
         info = path.stat()
@@ -185,8 +185,10 @@ def read_input(path: Path, flag: str, outcome: str) -> bytes:
         raise refuse(f"cannot be read ({exc.strerror or exc})") from None
     if not stat.S_ISREG(info.st_mode):
         raise refuse("is a folder" if stat.S_ISDIR(info.st_mode) else "is not a regular file")
-    if info.st_size > MAX_BYTES:
-        raise refuse(f"is {info.st_size:,} bytes, past the {MAX_BYTES:,} Netron can open")
+    if info.st_size > PAGE_MAX_BYTES:
+        raise refuse(f"is {info.st_size:,} bytes, past the {PAGE_MAX_BYTES:,} a page's heat map can read (one JavaScript string)",
+                     f"open it at netron.app or in the Netron app, which open up to {MAX_BYTES:,} bytes "
+                     "(tlnetron validate checks it), or export a smaller view (granularity module, a lower depth).")
     try:
         return path.read_bytes()
     except OSError as exc:
