@@ -37,7 +37,8 @@ TIMEOUT = 180
 
 def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ)
-    env.pop("PYTHONPATH", None)  # the saved trace must load without the tests on the path
+    # The saved trace must load without the tests on the path; the tlnetron under test is the one imported here.
+    env["PYTHONPATH"] = str(Path(tlnetron.__file__).resolve().parent.parent)
     return subprocess.run(
         [sys.executable, "-m", "tlnetron.cli", *args],
         capture_output=True,
@@ -202,6 +203,74 @@ def test_export_to_a_page(saved: Path, tmp_path: Path) -> None:
     assert proc.returncode == 3 and "[invalid_option]" in proc.stderr and "--serve" in proc.stderr, proc.stderr
 
 
+def page_data(html: str) -> dict[str, Any]:
+    """What a page's scripts read (its tlnetron-data script)."""
+    found = re.search(r'<script type="application/json" id="tlnetron-data">(.*?)</script>', html, re.S)
+    assert found, html[:300]
+    return json.loads(found.group(1))  # type: ignore[no-any-return]
+
+
+def test_export_to_a_page_coloured_by_a_scheme(saved: Path, tmp_path: Path) -> None:
+    """``-o model.html --colour-by time``: the page starts coloured by observed time."""
+    proc = run("export", str(saved), "-o", str(tmp_path / "model.html"), "--colour-by", "time", "--no-progress")
+    assert proc.returncode == 0, proc.stderr
+    assert page_data((tmp_path / "model.html").read_text(encoding="utf-8"))["colour"] == "time"
+
+
+def test_an_unknown_colour_scheme_is_one_refusal_on_every_surface(saved: Path, tmp_path: Path) -> None:
+    """export (page, serve), html, serve, render, show: one check, one line, nothing written."""
+    from tlnetron.pages.html import write_page
+    from tlnetron.pages.pictures import render
+    from tlnetron.pages.serve import serve_files
+
+    (tmp_path / "work").mkdir()
+    work = tmp_path / "work"
+    artifact = str(work / "m.onnx.json")  # never read: the scheme is refused first
+    lines = set()
+    for args in (
+        ["export", str(saved), "-o", str(work / "m.html"), "--colour-by", "heat"],
+        ["export", str(saved), "--serve", "--colour-by", "heat"],
+        ["html", artifact, "-o", str(work / "m.html"), "--colour-by", "heat"],
+        ["serve", artifact, "--no-browser", "--colour-by", "heat"],
+        ["render", artifact, "-o", str(work / "m.svg"), "--colour-by", "heat"],
+    ):
+        exit_code, stderr, loaded = run_main(*args, cwd=work)
+        assert exit_code == 3 and loaded == set(), stderr
+        lines.add(stderr)
+    assert lines == {"tlnetron: [invalid_colour_scheme] --colour-by heat is not a colour scheme; nothing was written. "
+                     "Remedy: choose one of: none, time, flops, bytes, params, diff, nonfinite (default --colour-by none).\n"}
+    texts = set()
+    for call in (
+        lambda: tlnetron.export(object(), work / "m.html", colour_by="heat"),
+        lambda: tlnetron.export(object(), serve=True, colour_by="heat"),
+        lambda: tlnetron.show(Path(artifact), colour_by="heat"),
+        lambda: write_page(Path(artifact), None, work / "m.html", colour_by="heat"),
+        lambda: serve_files(Path(artifact), None, browse=False, colour_by="heat"),
+        lambda: render(artifact, work / "m.svg", colour_by="heat"),
+    ):
+        with pytest.raises(TlnetronError) as info:
+            call()
+        texts.add(str(info.value))
+    assert texts == {'[invalid_colour_scheme] colour_by="heat" is not a colour scheme; nothing was written. '
+                     'Remedy: choose one of: none, time, flops, bytes, params, diff, nonfinite (default colour_by="none").'}
+    assert list(work.iterdir()) == []
+
+
+def test_colour_by_where_no_page_is_made_is_refused(zoo_trace: ZooTrace, tmp_path: Path) -> None:
+    """``export(log, "x.onnx.json", colour_by=...)`` colours nothing: refused, naming how to make a page."""
+    with pytest.raises(TlnetronError) as info:
+        tlnetron.export(zoo_trace(SAVED_MODEL), tmp_path / "x.onnx.json", colour_by="time")
+    assert info.value.code == "colour_needs_page"
+    assert 'path="model.html" or serve=True' in str(info.value) and "tlnetron html" in str(info.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_python_export_to_a_page_coloured_by_a_scheme(zoo_trace: ZooTrace, tmp_path: Path) -> None:
+    result = tlnetron.export(zoo_trace(SAVED_MODEL), tmp_path / "x.html", colour_by="flops")
+    assert result.page == tmp_path / "x.html" and [p.name for p in tmp_path.iterdir()] == ["x.html"]
+    assert page_data(result.page.read_text(encoding="utf-8"))["colour"] == "flops"
+
+
 def test_export_refuses_a_folder_that_is_not_a_save(tmp_path: Path) -> None:
     folder = tmp_path / "not_a_save"
     folder.mkdir()
@@ -304,7 +373,7 @@ def test_lazy_public_names_resolve_to_the_exporter() -> None:
 
 # ------------------------------------------------------------------ options refused before the slow part
 
-PYTHON_SPELLING = re.compile(r"\b(?:path|granularity|depth|show_buffers|attachment|baseline|serve)=|\b(?:True|False|None)\b")
+PYTHON_SPELLING = re.compile(r"\b(?:path|granularity|depth|show_buffers|attachment|baseline|serve|colour_by)=|\b(?:True|False|None)\b")
 """How a refusal names an option to Python callers; the command line must never print it."""
 
 HEAVY = ("onnx", "torch", "torchlens", "ml_dtypes", "numpy")
@@ -345,6 +414,8 @@ def _bad_export_args(case: str, saved: Path, tmp: Path) -> list[str]:
         "--baseline the trace itself": ["-o", out, "--baseline", str(saved)],
         "--baseline the trace by another path": ["-o", out, "--baseline", str(tmp / "same")],
         "--baseline-id empty": ["-o", out, "--baseline-id", ""],
+        "--colour-by unknown": ["-o", str(tmp / "m.html"), "--colour-by", "heat"],
+        "--colour-by with no page": ["-o", out, "--colour-by", "time"],
     }[case]
 
 
@@ -364,6 +435,8 @@ BAD_EXPORT = {
     "--baseline the trace itself": ("invalid_baseline", ["the saved trace being exported", "--baseline ref.tlspec", "--baseline-id run-id"]),
     "--baseline the trace by another path": ("invalid_baseline", ["the saved trace being exported"]),
     "--baseline-id empty": ("invalid_baseline", ["--baseline-id '' is an empty string", "--baseline-id run-2026-11-29", "--baseline ref.tlspec"]),
+    "--colour-by unknown": ("invalid_colour_scheme", ["--colour-by heat is not a colour scheme", "none, time, flops"]),
+    "--colour-by with no page": ("colour_needs_page", ["--colour-by time colours a page", "-o model.html or --serve", "tlnetron html"]),
 }
 
 
@@ -428,6 +501,9 @@ def _check_options_refusals() -> list[TlnetronError]:
         ("m.txt", MODULE, None, MEANINGFUL, None, False),
         ("/", MODULE, None, MEANINGFUL, None, False),
         ("/nonexistent-folder/m.onnx.json", MODULE, None, MEANINGFUL, None, False),
+        ("m.html", MODULE, None, MEANINGFUL, None, False, True, "heat"),
+        ("m.onnx.json", MODULE, None, MEANINGFUL, None, False, True, "time"),
+        (None, MODULE, None, MEANINGFUL, None, False, True, "time"),
     ]
     refusals = []
     for case in cases:
@@ -457,6 +533,7 @@ def test_every_option_refusal_reads_right_to_python_and_to_the_command_line() ->
     assert codes == {
         "invalid_granularity", "invalid_buffer_policy", "invalid_depth", "depth_not_applicable", "invalid_option",
         "attachment_needs_path", "invalid_path", "destination_unwritable", "invalid_baseline",
+        "invalid_colour_scheme", "colour_needs_page",
     }
     assert codes <= set(ERROR_CODE)
 
@@ -630,7 +707,7 @@ def test_serve_refuses_an_unknown_colour_scheme_listing_the_choices(tmp_path: Pa
     """A bad --colour-by is a typed refusal naming every scheme, before anything is read or served."""
     proc = run("serve", str(tmp_path / "missing.onnx.json"), "--colour-by", "heat", "--no-browser")
     assert proc.returncode == 3, proc.stderr
-    assert "invalid_colour_scheme" in proc.stderr and "--colour-by 'heat'" in proc.stderr
+    assert "invalid_colour_scheme" in proc.stderr and "--colour-by heat is not" in proc.stderr
     assert "none, time, flops, bytes, params, diff, nonfinite" in proc.stderr
     assert "Traceback" not in proc.stderr
 
@@ -677,7 +754,7 @@ def test_validate_checks_the_companion_beside_the_artifact(demo: tuple[subproces
 def test_serve_takes_the_companion_beside_the_artifact(demo: tuple[subprocess.CompletedProcess[str], Path]) -> None:
     _, out = demo
     env = dict(os.environ, PYTHONUNBUFFERED="1")
-    env.pop("PYTHONPATH", None)
+    env["PYTHONPATH"] = str(Path(tlnetron.__file__).resolve().parent.parent)  # the tlnetron under test, not the tests
     proc = subprocess.Popen(
         [sys.executable, "-m", "tlnetron.cli", "serve", str(out / "demo.onnx.json"), "--no-browser"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,

@@ -199,6 +199,34 @@ def test_memory_only_serve(log: torchlens.Trace, browser: Browser, served: list[
     result.stop()  # idempotent
 
 
+def test_serve_starts_coloured_by_colour_by(log: torchlens.Trace, browser: Browser, served: list[Any], tmp_path: Path) -> None:
+    """``export(log, serve=True, colour_by=...)``, with or without a file: the page's first scheme."""
+    for path, scheme in ((None, "time"), (tmp_path / "m.onnx.json", "params")):
+        result = export(log, path, serve=True, colour_by=scheme)
+        served.append(result)
+        status, listing = get(f"{result.url}tlnetron/files.json")
+        assert status == 200 and json.loads(listing)["colour"] == scheme
+
+
+def test_cli_export_serve_starts_coloured_by_colour_by(
+    log: torchlens.Trace, browser: Browser, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``tlnetron export run.tlspec --serve --colour-by time``: the served page's first scheme."""
+    import tlnetron.cli
+
+    saved = tmp_path / "run.tlspec"
+    torchlens.save(log, saved)
+    seen: list[str] = []
+
+    def read_then_stop(result: Any) -> None:  # instead of serving until Ctrl+C
+        seen.append(json.loads(get(f"{result.url}tlnetron/files.json")[1])["colour"])
+        result.server.stop()
+
+    monkeypatch.setattr(tlserve, "wait_forever", read_then_stop)
+    assert tlnetron.cli.main(["export", str(saved), "--serve", "--colour-by", "time", "--no-progress"]) == 0
+    assert seen == ["time"] and len(browser.calls) == 1
+
+
 @pytest.mark.parametrize("with_path", [False, True], ids=["memory", "path-no-attachment"])
 def test_memory_only_serve_exposes_no_files(
     log: torchlens.Trace, browser: Browser, served: list[Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, with_path: bool
@@ -426,7 +454,7 @@ def test_cli_serve_prints_a_url_and_stops_on_sigint(log: torchlens.Trace, tmp_pa
     result = export(log, tmp_path / "m.onnx.json")
     assert result.artifact is not None and result.companion is not None
     env = dict(os.environ)
-    env.pop("PYTHONPATH", None)
+    env["PYTHONPATH"] = str(Path(tlnetron.__file__).resolve().parent.parent)  # the tlnetron under test, not the tests
     env["PYTHONUNBUFFERED"] = "1"
     proc = subprocess.Popen(
         [sys.executable, "-u", "-m", "tlnetron.cli", "serve", str(result.artifact), "--attachment", str(result.companion), "--no-browser"],

@@ -39,6 +39,7 @@ def export(
     serve: bool = False,
     progress: Progress | None = None,
     activation_stats: bool = True,
+    colour_by: str | None = None,
 ) -> ExportResult:
     """Export a TorchLens trace as a Netron artifact (and its metrics companion).
 
@@ -71,6 +72,9 @@ def export(
             zeros) into the companion as value rows, shown in Netron's Connection Properties
             when an edge is clicked, plus the model row ``first non-finite output``. Traces
             with nothing saved have none. False skips the reading (a faster export).
+        colour_by: the page's first heat-map colour scheme (``none``, ``time``, ``flops``,
+            ``bytes``, ``params``, ``diff``, ``nonfinite``), for an export that makes a page
+            (a ``.html`` path or ``serve=True``); refused (``colour_needs_page``) otherwise.
 
     Returns:
         An :class:`ExportResult` naming what was written (and the served address).
@@ -80,9 +84,10 @@ def export(
             ``invalid_buffer_policy``, ``invalid_depth``, ``depth_not_applicable``,
             ``invalid_path``, ``destination_unwritable``, ``attachment_needs_path``,
             ``not_a_trace``, ``netron_attachment_invalid``, ``invalid_baseline``,
-            ``baseline_refused``, ``netron_serve_unavailable``, ...). Nothing is written.
+            ``baseline_refused``, ``netron_serve_unavailable``, ``invalid_colour_scheme``,
+            ``colour_needs_page``, ...). Nothing is written.
     """
-    options = check_options(path, granularity, depth, show_buffers, attachment, serve, activation_stats)
+    options = check_options(path, granularity, depth, show_buffers, attachment, serve, activation_stats, colour_by)
     if serve or options.page is not None:
         from .pages.serve import require_netron
 
@@ -113,7 +118,7 @@ def export(
     if serve:
         from .pages.serve import serve_result
 
-        result = serve_result(result)
+        result = serve_result(result, colour_by=options.colour_by or "none")
     return result
 
 

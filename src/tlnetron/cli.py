@@ -31,7 +31,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TextIO
 
-from ._generated.vocab import BUFFER_POLICY, GRANULARITY, ErrorCode
+from ._generated.vocab import BUFFER_POLICY, COLOUR_SCHEME, GRANULARITY, ErrorCode
 from .errors import Opt, Problem, TlnetronError, TlnetronWarning
 
 __all__ = ["EXIT_CRASH", "EXIT_INVALID", "EXIT_OK", "EXIT_PIPE_CLOSED", "EXIT_REFUSED", "EXIT_USAGE", "cli_spelling", "main"]
@@ -53,6 +53,7 @@ examples:
   tlnetron validate model.onnx.json --attachment model.onnx.attachment.json
   tlnetron serve model.onnx.json --attachment model.onnx.attachment.json
   tlnetron html model.onnx.json --attachment model.onnx.attachment.json -o model.html
+  tlnetron export run.tlspec -o model.html --colour-by time
   tlnetron schema --copy-to schemas/
 
 exit codes: 0 done; 1 validate found problems; 2 usage error; 3 refused (typed refusal).
@@ -72,6 +73,7 @@ _FLAGS = {
     "baseline": "--baseline",
     "serve": "--serve",
     "activation_stats": "--activation-stats",
+    "colour_by": "--colour-by",
 }
 """The flag of each keyword of ``tlnetron.export`` (but the trace and the progress hook)."""
 
@@ -82,6 +84,7 @@ _METAVARS = {
     "show_buffers": "|".join(BUFFER_POLICY),
     "attachment": "auto|on|off",
     "baseline": "ref.tlspec",
+    "colour_by": "|".join(COLOUR_SCHEME),
 }
 
 _ATTACHMENT = {"auto": None, "on": True, "off": False}
@@ -355,7 +358,8 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
     # Everything a person can get wrong is refused here, before the slow part.
     attachment = _ATTACHMENT[args.attachment]
-    options = check_options(args.output, args.granularity, args.depth, args.show_buffers, attachment, args.serve, args.activation_stats)
+    options = check_options(args.output, args.granularity, args.depth, args.show_buffers, attachment, args.serve, args.activation_stats,
+                            args.colour_by)
     trace = saved_trace(args.trace)
     baseline = _baseline(args, trace)
     if args.serve:
@@ -391,6 +395,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
                 serve=args.serve,
                 progress=bar,
                 activation_stats=args.activation_stats,
+                colour_by=args.colour_by,
             )
         finally:
             PAGE_COMMAND.reset(again)
@@ -481,7 +486,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     from .pages.colours import check_colour
     from .pages.serve import serve_files, wait_forever
 
-    check_colour(args.colour_by, "--colour-by")  # before netron is looked for: the mistake is named first
+    check_colour(args.colour_by)  # before netron is looked for: the mistake is named first
     companion = _companion_arg(args)
     result = serve_files(
         Path(args.artifact), companion,
@@ -497,7 +502,7 @@ def _cmd_render(args: argparse.Namespace) -> int:
     from .pages.colours import check_colour
     from .pages.pictures import render
 
-    check_colour(args.colour_by, "--colour-by")
+    check_colour(args.colour_by)
     companion = _companion_arg(args)
     out = render(args.artifact, args.output, attachment=companion, colour_by=args.colour_by, function=args.function)
     _said_beside(args, companion)
@@ -509,7 +514,7 @@ def _cmd_html(args: argparse.Namespace) -> int:
     from .pages.colours import check_colour
     from .pages.html import write_page
 
-    check_colour(args.colour_by, "--colour-by")
+    check_colour(args.colour_by)
     artifact = Path(args.artifact)
     companion = _companion_arg(args)
     page = write_page(artifact, companion, Path(args.output), colour_by=args.colour_by)
@@ -592,6 +597,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--activation-stats", action=argparse.BooleanOptionalAction, default=True,
         help="statistics of each captured tensor (min, max, mean, std, NaN/Inf counts) on its edge, in the companion (default: on)",
     )
+    exp.add_argument("--colour-by", default=None, metavar="SCHEME",
+                     help="the page's first heat-map colour scheme (with -o x.html or --serve: none, time, flops, bytes, params, diff, nonfinite)")
     exp.add_argument("--progress", action=argparse.BooleanOptionalAction, default=sys.stderr.isatty(), help="progress bar on stderr")
     exp.set_defaults(func=_cmd_export)
 

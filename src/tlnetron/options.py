@@ -18,15 +18,18 @@ from typing import cast
 
 from ._generated.vocab import (
     BUFFER_POLICY,
+    COLOUR_SCHEME,
     GRANULARITY,
     BufferPolicyName,
+    ColourScheme,
+    ColourSchemeName,
     ErrorCode,
     Granularity,
     GranularityName,
 )
 from .errors import Opt, TlnetronError
 
-__all__ = ["ExportOptions", "check_activation_stats", "check_options", "check_progress", "is_page"]
+__all__ = ["ExportOptions", "check_activation_stats", "check_colour_by", "check_options", "check_progress", "is_page"]
 
 @dataclass(frozen=True, slots=True)
 class ExportOptions:
@@ -42,6 +45,7 @@ class ExportOptions:
     serve: bool = False
     path: Path | None = None
     page: Path | None = None
+    colour_by: ColourSchemeName | None = None
 
     @property
     def writes_companion(self) -> bool:
@@ -57,6 +61,7 @@ def check_options(
     attachment: object,
     serve: object,
     activation_stats: object = True,
+    colour_by: object = None,
 ) -> ExportOptions:
     """Check :func:`tlnetron.export`'s options (and the destination folder) before any work.
 
@@ -66,8 +71,11 @@ def check_options(
     Raises:
         TlnetronError: ``invalid_granularity``, ``invalid_buffer_policy``, ``invalid_depth``,
             ``depth_not_applicable``, ``invalid_option``, ``attachment_needs_path``,
-            ``invalid_path`` or ``destination_unwritable``.
+            ``invalid_path``, ``destination_unwritable``, ``invalid_colour_scheme`` or
+            ``colour_needs_page`` (``colour_by`` with no page: neither an ``.html`` path nor ``serve``).
     """
+    if colour_by is not None:
+        check_colour_by(colour_by)
     if not isinstance(granularity, str) or granularity not in GRANULARITY:
         raise TlnetronError(
             ErrorCode.INVALID_GRANULARITY,
@@ -138,7 +146,7 @@ def check_options(
                 where="path",
                 remedy=("pass ", Opt("path", "model.onnx.json"), ", or ", Opt("serve", True), "."),
             )
-        return _checked(granularity, depth, show_buffers, attachment, serve, activation_stats, None)
+        return _checked(granularity, depth, show_buffers, attachment, serve, activation_stats, None, colour_by)
     if not isinstance(path, (str, os.PathLike)):
         raise TlnetronError(
             ErrorCode.INVALID_PATH,
@@ -176,14 +184,25 @@ def check_options(
             where=str(parent),
             remedy="create the folder first, or choose one you can write to.",
         )
-    return _checked(granularity, depth, show_buffers, attachment, serve, activation_stats, p)
+    return _checked(granularity, depth, show_buffers, attachment, serve, activation_stats, p, colour_by)
 
 
 def _checked(
-    granularity: object, depth: object, show_buffers: object, attachment: object, serve: object, activation_stats: object, p: Path | None
+    granularity: object, depth: object, show_buffers: object, attachment: object, serve: object, activation_stats: object,
+    p: Path | None, colour_by: object,
 ) -> ExportOptions:
     check_activation_stats(activation_stats)
     page = p if p is not None and is_page(p) else None
+    if colour_by is not None and page is None and serve is not True:
+        raise TlnetronError(
+            ErrorCode.COLOUR_NEEDS_PAGE,
+            (Opt("colour_by", colour_by), " colours a page, and this export makes none (", Opt("path", str(p) if p is not None else None), "); nothing was written."),
+            where="colour_by",
+            remedy=(
+                "make a page: ", Opt("path", "model.html"), " or ", Opt("serve", True),
+                " (or tlnetron html / tlnetron.show on the files written), or drop ", Opt("colour_by"), ".",
+            ),
+        )
     return ExportOptions(
         granularity=cast(GranularityName, granularity),
         depth=cast("int | None", depth),
@@ -194,6 +213,25 @@ def _checked(
         # A page is named like the artifact it holds.
         path=page.with_name(f"{page.stem}.onnx.json") if page is not None else p,
         page=page,
+        colour_by=cast("ColourSchemeName | None", colour_by),
+    )
+
+
+def check_colour_by(value: object) -> ColourSchemeName:
+    """``value`` if it is a colour scheme, else refuse with ``invalid_colour_scheme`` listing them.
+
+    The one check of every page-making surface (export, show, serve, html, render).
+
+    Raises:
+        TlnetronError: ``invalid_colour_scheme``.
+    """
+    if isinstance(value, str) and value in COLOUR_SCHEME:
+        return value
+    raise TlnetronError(
+        ErrorCode.INVALID_COLOUR_SCHEME,
+        (Opt("colour_by", value), " is not a colour scheme; nothing was written."),
+        where="colour_by",
+        remedy=(f"choose one of: {', '.join(COLOUR_SCHEME)} (default ", Opt("colour_by", ColourScheme.NONE), ")."),
     )
 
 

@@ -261,7 +261,8 @@ def run(
 
             pair = (companion_path.name, companion_data) if companion_path is not None and companion_data is not None else None
             again = PAGE_COMMAND.get() or f"tlnetron.export(trace, {page.name!r})"
-            out.stage(page, build_page((path.name, artifact_data), pair, page_name=page.name, command=again).html)
+            out.stage(page, build_page((path.name, artifact_data), pair, page_name=page.name, command=again,
+                                       colour_by=options.colour_by or "none").html)
         out.commit()
     machine = checker_advisory(n_functions, check_s, split=any(split))
     if machine is not None:

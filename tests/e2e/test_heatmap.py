@@ -150,3 +150,16 @@ def test_render_refuses_a_bad_format_and_scheme(tmp_path: Path) -> None:
     with pytest.raises(TlnetronError) as caught:
         render(tmp_path / "m.onnx.json", tmp_path / "m.svg", colour_by="heat")
     assert caught.value.code == "invalid_colour_scheme"
+
+
+def test_exported_page_opens_coloured_by_colour_by(netron_browser: Any, zoo_trace: Any, tmp_path: Path) -> None:
+    """tlnetron.export(log, "x.html", colour_by="time"): the page from disk starts coloured, from the companion it holds."""
+    result = export_quietly(zoo_trace("demo"), tmp_path / "demo.html", colour_by="time")
+    assert result.page is not None and result.companion_bytes is not None
+    companion = tmp_path / "companion.json"
+    companion.write_bytes(result.companion_bytes)
+    with netron_browser.new_page(consent="click", timeout=60) as netron:
+        netron.open_file_url(result.page)
+        netron.wait_title(" + companion")
+        check_time_colours(painted(netron, 1), time_of(companion))
+        assert netron._js("document.getElementById('tlnetron-colour').value") == "time"

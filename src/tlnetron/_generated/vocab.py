@@ -3,7 +3,7 @@
 #   schema/companion.schema.json (sha256 7958ad34d7e07647ee73636ae167edbf0dd8ae7f562b57d60f78a47ba36ef676)
 #   schema/model-metadata.schema.json (sha256 868d9d266efa15fc843348b2b23491d12dffee9d166d5c167cd0f6c40077c6bd)
 #   schema/node-properties.schema.json (sha256 6faa6cb73fa500baec39a865d6a570ce06b670314ad91c985abdf85a79624325)
-#   schema/vocabularies.schema.json (sha256 dc9b156b86514d0047fd135c216cb45dbbbcdb33ad8e4441e9501a1b70567cb3).
+#   schema/vocabularies.schema.json (sha256 c2edb10277de4a703be370ebcf0d5f97ffb0bf3af0e6bfbd0f362d08941656a9).
 # Regenerate with `nox -s codegen` (or `python codegen/generate.py`).
 """Closed vocabularies, metadata key names and schema facts from tlnetron's JSON Schemas.
 
@@ -482,6 +482,7 @@ ErrorCodeName: TypeAlias = Literal[
     "companion_mismatch",
     "invalid_colour_scheme",
     "render_unavailable",
+    "colour_needs_page",
 ]
 """A member of the error_code vocabulary (a plain ``str`` at run time)."""
 
@@ -527,6 +528,8 @@ class ErrorCode:
     """colour_by / --colour-by / ?colour= is not one of the colour_scheme vocabulary."""
     RENDER_UNAVAILABLE: Final = "render_unavailable"
     """tlnetron render found no browser driver (Playwright, the render extra) or no Chromium."""
+    COLOUR_NEEDS_PAGE: Final = "colour_needs_page"
+    """colour_by / --colour-by was given to an export that makes no page (no .html path, no serve)."""
 
 
 ERROR_CODE: tuple[ErrorCodeName, ...] = (
@@ -549,6 +552,7 @@ ERROR_CODE: tuple[ErrorCodeName, ...] = (
     "companion_mismatch",
     "invalid_colour_scheme",
     "render_unavailable",
+    "colour_needs_page",
 )
 ERROR_CODE_DOC: dict[str, str] = {
     "not_a_trace": "The subject is not a TorchLens Trace.",
@@ -570,6 +574,7 @@ ERROR_CODE_DOC: dict[str, str] = {
     "companion_mismatch": "The companion given with an artifact was written by another export (their export ids differ): serving them together would show another model's numbers.",
     "invalid_colour_scheme": "colour_by / --colour-by / ?colour= is not one of the colour_scheme vocabulary.",
     "render_unavailable": "tlnetron render found no browser driver (Playwright, the render extra) or no Chromium.",
+    "colour_needs_page": "colour_by / --colour-by was given to an export that makes no page (no .html path, no serve).",
 }
 
 

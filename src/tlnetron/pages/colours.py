@@ -8,23 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._generated.vocab import COLOUR_SCHEME, ColourScheme, ColourSchemeName, ErrorCode
-from ..errors import TlnetronError
+from .._generated.vocab import COLOUR_SCHEME, ColourSchemeName
+from ..options import check_colour_by
 
 __all__ = ["COLOUR_SCHEME", "check_colour", "page_colours"]
 
 
-def check_colour(value: Any, flag: str = "colour_by") -> ColourSchemeName:
-    """``value`` if it is a colour scheme, else refuse with ``invalid_colour_scheme`` listing them."""
-    if isinstance(value, str) and value in COLOUR_SCHEME:
-        return value
-    choices = ", ".join(COLOUR_SCHEME)
-    raise TlnetronError(
-        ErrorCode.INVALID_COLOUR_SCHEME,
-        f"{flag} {value!r} is not a colour scheme; nothing was written.",
-        where=flag,
-        remedy=f"choose one of: {choices} (default {ColourScheme.NONE}).",
-    )
+def check_colour(value: Any) -> ColourSchemeName:
+    """``value`` if it is a colour scheme, else refuse with ``invalid_colour_scheme`` (:func:`tlnetron.options.check_colour_by`)."""
+    return check_colour_by(value)
 
 
 def page_colours(colour_by: str) -> dict[str, Any]:

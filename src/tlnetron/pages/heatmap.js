@@ -266,7 +266,8 @@
                         pending = false;
                         paint();
                     });
-                }).observe(doc.body, { childList: true, subtree: true });
+                });
+                observer.observe(doc.body, { childList: true, subtree: true });  // kept: paint() drops its own records
             }
         };
         watch();

@@ -96,7 +96,7 @@ def render(artifact: str | os.PathLike[str], output: str | os.PathLike[str], *,
     if key is None:
         raise TlnetronError(ErrorCode.INVALID_PATH, f"-o {str(out)!r} is neither .svg nor .png; nothing was written.",
                             where=str(out), remedy="pass -o model.svg or -o model.png.")
-    check_colour(colour_by, "colour_by")
+    check_colour(colour_by)
     source = Path(artifact)
     try:
         model = json.loads(source.read_bytes())

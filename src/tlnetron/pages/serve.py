@@ -380,13 +380,13 @@ def serve_bytes(
     return served
 
 
-def serve_result(result: Any, *, browse: bool = True) -> Any:
+def serve_result(result: Any, *, browse: bool = True, colour_by: str = "none") -> Any:
     """Serve what :func:`tlnetron.export` produced; returns the result with ``url`` set."""
     name = result.artifact.name if result.artifact is not None else "model.onnx.json"
     companion = None
     if result.companion is not None and result.companion_bytes is not None:
         companion = (result.companion.name, result.companion_bytes)
-    served = serve_bytes((name, result.artifact_bytes), companion, browse=browse)
+    served = serve_bytes((name, result.artifact_bytes), companion, browse=browse, colour_by=colour_by)
     return replace(result, url=served.url, server=served)
 
 
@@ -403,6 +403,9 @@ def serve_files(
     from ..options import check_os_limits
     from ..read.files import read_input
     from ..write.pair import read_pair
+    from .colours import check_colour
+
+    check_colour(colour_by)  # before the files are read: the same refusal as every other page
 
     for path, flag in ((artifact, "artifact"), *(((companion, "attachment"),) if companion is not None else ())):
         check_os_limits(path, flag)
