@@ -163,7 +163,7 @@ def _zeros(torch: Any, t: Any, a: Any) -> int:
         import numpy
 
         return int(numpy.count_nonzero(a == 0))
-    return t.numel() - int(torch.count_nonzero(t))
+    return int(t.numel()) - int(torch.count_nonzero(t))
 
 
 def merged_stats(parts: Sequence[TensorStats]) -> TensorStats:
