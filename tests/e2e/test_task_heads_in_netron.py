@@ -26,6 +26,7 @@ from netron_driver import NetronPage
 from test_artifacts import check_drawn_body, export_quietly
 from tlnetron._generated.vocab import Granularity
 from tlnetron.views.module_depth import TRIVIAL_OP_TYPES
+from tlnetron.words.model import unwrapped
 from zoo import build
 
 pytestmark = pytest.mark.e2e
@@ -34,7 +35,8 @@ NAME_COLUMN = 16  # characters of a row name Netron shows before cutting it with
 
 
 def description(props: dict[str, list[tuple[str, str]]], title: str) -> str:
-    return dict(props[title]).get("description", "")
+    # The description is wrapped for Netron's narrow sidebar; the facts are read with each on one line.
+    return unwrapped(dict(props[title]).get("description", ""))
 
 
 @pytest.mark.parametrize("name", ["gpt2", "llama_lm", "bert_mlm", "vit_cls", "resnet_cls", "whisper"])

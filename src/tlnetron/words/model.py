@@ -99,11 +99,17 @@ DESCRIPTION_WIDTH = 56
 notebook's frame and hides the rest behind a scrollbar."""
 
 
+_NUMBER_AND_UNIT = re.compile(r"(\d) (?=\S)")
+
+
 def wrapped(line: str) -> str:
     """One fact's line wrapped at word breaks, continuation lines indented two spaces."""
     if len(line) <= DESCRIPTION_WIDTH:
         return line
-    return textwrap.fill(line, DESCRIPTION_WIDTH, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False)
+    # A number stays on the line of its unit ("16 B", "2 nodes"): the joining space is held while filling.
+    held = _NUMBER_AND_UNIT.sub("\\1\x00", line)
+    filled = textwrap.fill(held, DESCRIPTION_WIDTH, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False)
+    return filled.replace("\x00", " ")
 
 
 def unwrapped(text: str) -> str:
