@@ -90,3 +90,19 @@ def test_a_diff_is_said_in_netron(netron: NetronPage, tmp_path: Path) -> None:
     node_text = description(netron.open_node_properties(diffed["name"]), "Node Properties")
     assert f"Diff against the baseline: {status}" in node_text, node_text
     assert netron.console_errors() == []
+
+
+def test_a_question_mark_edge_says_why_in_netron(netron: NetronPage, zoo_trace: Any, tmp_path: Path) -> None:
+    # GPT-2's cache starts from empty tensors; Netron labels their edges "?" (a 0 dimension).
+    result = export_quietly(zoo_trace("gpt2"), tmp_path / "gpt2.onnx.json", granularity=Granularity.OP)
+    assert result.artifact is not None and result.companion is not None
+    model = json.loads(result.artifact_json)
+    empty = [v["name"] for v in model["graph"]["valueInfo"]
+             if any(d.get("dimValue") == "0" for d in v["type"]["tensorType"]["shape"].get("dim", []))]
+    assert empty
+    netron.open_dropped(result.artifact, result.companion)
+    assert "?" in netron.edge_labels()
+    props = netron.open_connection_properties(empty[0])
+    shown = dict(props["Connection Properties"])["type"]
+    assert "float32[?]" in shown and "Netron prints a dimension of size 0 as ?" in shown, shown
+    assert netron.console_errors() == []

@@ -22,7 +22,7 @@ from .._generated.vocab import NODE_ATTRIBUTE_TYPES, Domain, MetaKey
 from .._records import record
 from ..ir.drawing import PFunction, PGraph, PNode, Projection, PValue, SequenceType, ValueType
 from ..progress import every_share, report_every
-from ..words.docs import node_doc
+from ..words.docs import empty_value_doc, node_doc
 from ..words.facts import node_rows
 from ..words.model import DISCLAIMER
 from . import _onnx as onnx  # onnx without its __init__ (numpy, ml_dtypes)
@@ -128,9 +128,13 @@ class _Builder:
                 known = self.type_json[tt] = _type_parts(tt)
             info.type.CopyFrom(known[0])
             out["type"] = known[1]
-        if value.doc:
-            info.doc_string = value.doc
-            out["docString"] = value.doc
+        doc = value.doc
+        if tt is not None and tt.shape is not None and 0 in tt.shape:
+            empty = empty_value_doc(tt.shape)
+            doc = f"{doc}; {empty}" if doc else empty
+        if doc:
+            info.doc_string = doc
+            out["docString"] = doc
         return out
 
     def node(self, container: Any, node: PNode) -> Json:

@@ -18,6 +18,7 @@ __all__ = [
     "UNTYPED_PASSES",
     "call_node_doc",
     "depth_reason",
+    "empty_value_doc",
     "function_doc",
     "hidden_text",
     "node_doc",
@@ -52,6 +53,14 @@ def op_doc(op: OpIR, passes: int | None, params: str | None) -> str:
         doc += full_texts(((NodeAttr.MODULE_PATH, op.module_path), (NodeAttr.LAYER, op.layer),
                            (NodeAttr.BUFFER_ADDRESS, op.buffer_address), (NodeAttr.PARAMS, params)))  # fmt: skip
     return doc
+
+
+def empty_value_doc(shape: tuple[int | None, ...] | None) -> str:
+    """Why an edge of an empty tensor is labelled ``?``: Netron prints a dimension of 0 as ``?``."""
+    if not shape or 0 not in shape:
+        return ""
+    dims = ", ".join("?" if d is None else str(d) for d in shape) + ("," if len(shape) == 1 else "")
+    return f"an empty tensor, shape ({dims}): Netron prints a dimension of size 0 as ?"
 
 
 def node_doc(node: PNode) -> str:
