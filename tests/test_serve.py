@@ -175,9 +175,54 @@ def netron_dir() -> Path:
 # ------------------------------------------------------------------ (a) memory-only serve
 
 
+def serve_from_memory(log: torchlens.Trace, **kwargs: Any) -> Any:
+    """``export(log, serve=True)`` with no path: it says, once, that no companion is served."""
+    with pytest.warns(TlnetronWarning) as caught:
+        result = tlnetron.export(log, None, serve=True, **kwargs)
+    assert [w.message.code for w in caught] == ["served_without_companion"]  # type: ignore[union-attr]
+    return result
+
+
+def test_memory_only_serve_says_it_has_no_companion_and_how_to_get_one(
+    log: torchlens.Trace, browser: Browser, served: list[Any], tmp_path: Path
+) -> None:
+    """The spec's rule holds (no file, no companion), but the user hears it, at their own line."""
+    with pytest.warns(TlnetronWarning) as caught:
+        line = sys._getframe().f_lineno + 1
+        result = tlnetron.export(log, serve=True)
+    served.append(result)
+    (w,) = caught
+    assert w.message.code == "served_without_companion"  # type: ignore[union-attr]
+    text = str(w.message)
+    assert "no companion" in text and "no metrics" in text
+    assert "tlnetron.export(trace, 'model.onnx.json', serve=True)" in text  # the remedy: give a path
+    assert (w.filename, w.lineno) == (__file__, line)
+    # Given a path, or asked for no companion, there is nothing to say (warnings are errors here).
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TlnetronWarning)
+        served.append(tlnetron.export(log, tmp_path / "m.onnx.json", serve=True))
+        served.append(tlnetron.export(log, None, attachment=False, serve=True))
+
+
+def test_cli_memory_only_serve_names_the_command_with_a_path(
+    log: torchlens.Trace, browser: Browser, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``tlnetron export run.tlspec --serve``: the notice, on stderr, names the same command with ``-o``."""
+    import tlnetron.cli
+
+    saved = tmp_path / "run.tlspec"
+    torchlens.save(log, saved)
+    monkeypatch.setattr(tlserve, "wait_forever", lambda result: result.server.stop())
+    assert tlnetron.cli.main(["export", str(saved), "--serve", "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    (notice,) = [ln for ln in err.splitlines() if ln.startswith("warning served_without_companion ")]
+    assert f"tlnetron export {saved} --serve --no-progress -o model.onnx.json" in notice
+    assert "tlnetron.export(" not in notice
+
+
 def test_memory_only_serve(log: torchlens.Trace, browser: Browser, served: list[Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    result = export(log, serve=True)
+    result = serve_from_memory(log)
     served.append(result)
     port = port_of(result)
     assert [c[0] for c in browser.calls] == [result.url]
@@ -202,7 +247,7 @@ def test_memory_only_serve(log: torchlens.Trace, browser: Browser, served: list[
 def test_serve_starts_coloured_by_colour_by(log: torchlens.Trace, browser: Browser, served: list[Any], tmp_path: Path) -> None:
     """``export(log, serve=True, colour_by=...)``, with or without a file: the page's first scheme."""
     for path, scheme in ((None, "time"), (tmp_path / "m.onnx.json", "params")):
-        result = export(log, path, serve=True, colour_by=scheme)
+        result = serve_from_memory(log, colour_by=scheme) if path is None else export(log, path, serve=True, colour_by=scheme)
         served.append(result)
         status, listing = get(f"{result.url}tlnetron/files.json")
         assert status == 200 and json.loads(listing)["colour"] == scheme
@@ -235,7 +280,7 @@ def test_memory_only_serve_exposes_no_files(
     (tmp_path / "out").mkdir()
     monkeypatch.chdir(tmp_path)
     # Without a companion the artifact is served from memory, and nothing from the folders.
-    result = export(log, tmp_path / "out" / "m.onnx.json" if with_path else None, attachment=False if with_path else None, serve=True)
+    result = export(log, tmp_path / "out" / "m.onnx.json", attachment=False, serve=True) if with_path else serve_from_memory(log)
     served.append(result)
     status, body = raw_get(port_of(result), "/data/secret.txt")
     assert status == 404 and b"top secret" not in body
@@ -349,7 +394,7 @@ def test_notebook_shows_an_iframe_and_opens_no_tab(
     monkeypatch.setattr("tlnetron.pages.serve.webbrowser.open", lambda *a, **k: calls.append(a))
     nb = notebook
     monkeypatch.chdir(tmp_path)
-    result = export(log, tmp_path / "m.onnx.json" if with_path else None, serve=True)
+    result = export(log, tmp_path / "m.onnx.json", serve=True) if with_path else serve_from_memory(log)
     served.append(result)
     assert calls == []
     assert len(nb.frames) == 1
@@ -366,7 +411,7 @@ def test_ipython_without_a_kernel_opens_a_tab(log: torchlens.Trace, browser: Bro
     ipython.get_ipython = lambda: types.SimpleNamespace()  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "IPython", ipython)
     monkeypatch.chdir(tmp_path)
-    result = export(log, serve=True)
+    result = serve_from_memory(log)
     served.append(result)
     assert [c[0] for c in browser.calls] == [result.url]
 

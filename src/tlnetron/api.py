@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from ._generated.vocab import ErrorCode
+from ._generated.vocab import ErrorCode, WarningCode
 from .errors import TlnetronError
 from .options import check_options
 from .perf import gc_paused
@@ -118,8 +118,25 @@ def export(
     if serve:
         from .pages.serve import serve_result
 
+        if options.path is None and attachment is not False:
+            _warn_served_without_companion()
         result = serve_result(result, colour_by=options.colour_by or "none")
     return result
+
+
+def _warn_served_without_companion() -> None:
+    """The memory-only serve keeps the spec's rule (no file, no companion) but says so, with the remedy."""
+    from .errors import warn
+    from .pipeline import PAGE_COMMAND
+
+    command = PAGE_COMMAND.get()
+    remedy = f"{command} -o model.onnx.json" if command else "tlnetron.export(trace, 'model.onnx.json', serve=True)"
+    warn(
+        WarningCode.SERVED_WITHOUT_COMPANION,
+        "serving from memory, with no file: there is no companion, so the page shows no metrics "
+        f"(observed times, FLOPs, bytes). Remedy: give a path, {remedy}; the companion is written "
+        "beside it and served too.",
+    )
 
 
 def show(what: Any, *, attachment: str | os.PathLike[str] | bool | None = None, height: int = 720,

@@ -382,7 +382,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
             reference = baseline
         from .pipeline import PAGE_COMMAND
 
-        again = PAGE_COMMAND.set("tlnetron " + shlex.join(args.argv) if options.page else None)
+        again = PAGE_COMMAND.set("tlnetron " + shlex.join(args.argv) if options.page or args.serve else None)
         try:
             result = export(
                 log,

@@ -3,7 +3,7 @@
 #   schema/companion.schema.json (sha256 7958ad34d7e07647ee73636ae167edbf0dd8ae7f562b57d60f78a47ba36ef676)
 #   schema/model-metadata.schema.json (sha256 868d9d266efa15fc843348b2b23491d12dffee9d166d5c167cd0f6c40077c6bd)
 #   schema/node-properties.schema.json (sha256 6faa6cb73fa500baec39a865d6a570ce06b670314ad91c985abdf85a79624325)
-#   schema/vocabularies.schema.json (sha256 c2edb10277de4a703be370ebcf0d5f97ffb0bf3af0e6bfbd0f362d08941656a9).
+#   schema/vocabularies.schema.json (sha256 76dbdb7108abcbfd09909e58fe3b69f5b2972a0f2c98d29733a2df38de975d5f).
 # Regenerate with `nox -s codegen` (or `python codegen/generate.py`).
 """Closed vocabularies, metadata key names and schema facts from tlnetron's JSON Schemas.
 
@@ -589,6 +589,7 @@ WarningCodeName: TypeAlias = Literal[
     "onnx_checker_quadratic",
     "serve_beyond_loopback",
     "netron_app_expired",
+    "served_without_companion",
 ]
 """A member of the warning_code vocabulary (a plain ``str`` at run time)."""
 
@@ -612,6 +613,8 @@ class WarningCode:
     """tlnetron serve was bound to an address other machines can reach: anyone who reaches it can read the model."""
     NETRON_APP_EXPIRED: Final = "netron_app_expired"
     """The installed Netron web app is more than 180 days past its build date and will only ask to be updated."""
+    SERVED_WITHOUT_COMPANION: Final = "served_without_companion"
+    """A memory-only serve (serve=True with no path) has no file for a companion to sit beside, so its page shows no metrics; said when it starts, with the remedy (give a path)."""
 
 
 WARNING_CODE: tuple[WarningCodeName, ...] = (
@@ -623,6 +626,7 @@ WARNING_CODE: tuple[WarningCodeName, ...] = (
     "onnx_checker_quadratic",
     "serve_beyond_loopback",
     "netron_app_expired",
+    "served_without_companion",
 )
 WARNING_CODE_DOC: dict[str, str] = {
     "legibility_budget_exceeded": "The root graph is deeper than about 27 ranks: Netron draws a rope.",
@@ -633,6 +637,7 @@ WARNING_CODE_DOC: dict[str, str] = {
     "onnx_checker_quadratic": "The installed onnx (1.23 so far) full-checks model-local functions in time that grows with the square of their number, this module view has thousands, and the check could not run split into the same checks on small pieces (which tlnetron does for its own artifacts): the check dominates the export. onnx 1.22.0 runs the same check in linear time. About the exporter's environment, not the artifact: never recorded in it.",
     "serve_beyond_loopback": "tlnetron serve was bound to an address other machines can reach: anyone who reaches it can read the model.",
     "netron_app_expired": "The installed Netron web app is more than 180 days past its build date and will only ask to be updated.",
+    "served_without_companion": "A memory-only serve (serve=True with no path) has no file for a companion to sit beside, so its page shows no metrics; said when it starts, with the remedy (give a path).",
 }
 
 
