@@ -8,6 +8,7 @@ The page itself is opened in the real Netron in ``tests/e2e/test_html_page.py``.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import datetime as _dt
 import gzip
 import hashlib
@@ -464,6 +465,31 @@ def test_show_a_trace_shows_its_export_and_leaves_no_file(tmp_path: Path) -> Non
     with pytest.raises(TlnetronError) as refused:
         tlnetron.show(str(ARTIFACT), granularity="op")
     assert refused.value.code == "invalid_option" and "only apply when show() is given a trace" in str(refused.value)
+
+
+def test_an_export_as_a_cells_last_line_draws_the_page(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``tlnetron.export(...)`` as a notebook cell's value: a one-line summary, and the page as HTML."""
+    import torch
+    import torchlens
+
+    log = torchlens.trace(torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.ReLU()).eval(), torch.randn(1, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TlnetronWarning)
+        result = tlnetron.export(log, tmp_path / "cell.onnx.json")
+    text = repr(result)
+    assert text.startswith("<tlnetron.ExportResult module view: ") and "wrote cell.onnx.json + cell.onnx.attachment.json" in text
+    assert len(text) < 200 and "artifact_bytes" not in text
+    data = page_data(_Parsed(srcdoc(result)))
+    assert gunzip64(data["model"]["gzip"]) == result.artifact_bytes
+    assert gunzip64(data["companion"]["gzip"]) == result.companion_bytes
+    # Served, the notebook already shows its page: the value links it instead of drawing it twice.
+    served = dataclasses.replace(result, url="http://127.0.0.1:9/")
+    assert "serving http://127.0.0.1:9/" in repr(served) and "<iframe" not in served._repr_html_()
+    assert '<a href="http://127.0.0.1:9/"' in served._repr_html_()
+    # Without netron, the summary and the remedy, not a traceback.
+    monkeypatch.setitem(sys.modules, "netron", None)
+    shown = result._repr_html_()
+    assert "<iframe" not in shown and "pip install" in shown and "ExportResult" in shown
 
 
 @pytest.mark.parametrize(

@@ -124,6 +124,15 @@ def export(
     return result
 
 
+def _draw(result: ExportResult) -> str:
+    from .pages import notebook
+
+    return notebook.show(result)._repr_html_()
+
+
+ExportResult.draw = _draw
+
+
 def _warn_served_without_companion() -> None:
     """The memory-only serve keeps the spec's rule (no file, no companion) but says so, with the remedy."""
     from .errors import warn

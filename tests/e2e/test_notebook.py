@@ -39,10 +39,10 @@ def run_cells(sources: list[str], folder: Path, monkeypatch: pytest.MonkeyPatch)
     return [cell["outputs"] for cell in notebook.cells]
 
 
-def html_output(outputs: list[dict[str, Any]]) -> str:
+def html_output(outputs: list[dict[str, Any]], text: str = "<tlnetron page: ") -> str:
     shown = [o for o in outputs if o["output_type"] == "execute_result"]
     assert len(shown) == 1, outputs
-    assert shown[0]["data"]["text/plain"].startswith("<tlnetron page: ")
+    assert shown[0]["data"]["text/plain"].startswith(text), shown[0]["data"]["text/plain"]
     return str(shown[0]["data"]["text/html"])
 
 
@@ -79,6 +79,8 @@ def test_show_in_a_real_kernel(
             "    warnings.simplefilter('ignore')\n"
             "    exported = tlnetron.export(trace_demo(), 'in-kernel.onnx.json')\n"
             "tlnetron.show(exported, height=500)",
+            "warnings.simplefilter('ignore')\n"
+            "tlnetron.export(trace_demo(), 'last-line.onnx.json')",
         ],
         tmp_path / "kernel",
         monkeypatch,
@@ -106,5 +108,15 @@ def test_show_in_a_real_kernel(
         props = netron.open_model_properties()
         assert dict(props["Metadata"])[MetaKey.GRANULARITY] == Granularity.MODULE
         assert "Metrics" in props
+        assert netron.console_errors() == []
+        assert netron.blocked_requests() == []
+
+    # An export as a cell's last line: a one-line summary as text, the page itself as HTML.
+    last_line = html_output(outputs[3], "<tlnetron.ExportResult module view: ")
+    assert len(outputs[3][0]["data"]["text/plain"]) < 200
+    with netron_browser.new_page(consent="click", timeout=60) as netron:
+        open_output(netron, last_line, tmp_path, "last-line")
+        assert frame_title(netron, "+ companion").startswith("last-line.onnx.json")
+        assert "Metrics" in netron.open_model_properties()
         assert netron.console_errors() == []
         assert netron.blocked_requests() == []
