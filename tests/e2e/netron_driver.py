@@ -840,9 +840,14 @@ class NetronPage:
             time.sleep(POLL)
 
     @staticmethod
-    def _drawn(state: dict[str, Any]) -> bool:
+    def _settled(state: dict[str, Any]) -> bool:
+        """A graph is on the canvas and Netron's loading logo and spinner have left it."""
         classes = state["classes"].split()
-        return "default" in classes and "spinner" not in classes and bool(state["viewBox"]) and bool(state["fresh"])
+        return "default" in classes and "spinner" not in classes and bool(state["viewBox"])
+
+    @classmethod
+    def _drawn(cls, state: dict[str, Any]) -> bool:
+        return cls._settled(state) and bool(state["fresh"])
 
     # -- opening
     def open_served(self, artifact_path: str | os.PathLike[str], *, timeout: float | None = None) -> float:
@@ -870,7 +875,7 @@ class NetronPage:
                     f"(nothing drawn, no error dialog)",
                     classes=state["classes"],
                 )
-            return "default" in classes and "spinner" not in classes and bool(state["viewBox"])
+            return self._settled(state)
 
         self._wait(what, done, timeout)
         self.render_seconds = time.monotonic() - t0
@@ -950,9 +955,8 @@ class NetronPage:
         def done(state: dict[str, Any]) -> bool:
             log = state["log"] or []
             seen_spinner = any("spinner" in entry.split() for entry in log)
-            classes = state["classes"].split()
             # An attachment keeps the drawn canvas (not fresh); a model would redraw it.
-            return seen_spinner and "default" in classes and "spinner" not in classes and bool(state["viewBox"])
+            return seen_spinner and self._settled(state)
 
         self._wait(f"attaching companion {path.name} ({via})", done, timeout, reaction=self.reaction_timeout)
         return time.monotonic() - t0
@@ -975,11 +979,7 @@ class NetronPage:
         self.page.goto(url, wait_until="load")
         what = f"opening {url}" + (f" (app in {frame})" if frame else "")
 
-        def done(state: dict[str, Any]) -> bool:
-            classes = state["classes"].split()
-            return "default" in classes and "spinner" not in classes and bool(state["viewBox"])
-
-        self._wait(what, done, timeout)
+        self._wait(what, self._settled, timeout)
         self.render_seconds = time.monotonic() - t0
         return self.render_seconds
 
@@ -1006,8 +1006,7 @@ class NetronPage:
         self.page.reload(wait_until="load")
 
         def done(state: dict[str, Any]) -> bool:
-            classes = state["classes"].split()
-            return "default" in classes and "spinner" not in classes and bool(state["viewBox"])
+            return self._settled(state)
 
         self._wait(f"reloading {self.origin}", done, timeout)
         return time.monotonic() - t0
@@ -1023,6 +1022,8 @@ class NetronPage:
         while True:
             title = self.title()
             if title.endswith(suffix):
+                # the title changes before Netron redraws with the companion: let the page settle as a person does
+                self._wait(f"drawing after the title ended with {suffix!r}", self._settled, max(deadline - time.monotonic(), POLL))
                 return title
             self._check_gates(self._state(), f"waiting for the page title to end with {suffix!r}")
             if time.monotonic() > deadline:
