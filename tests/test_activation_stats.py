@@ -342,3 +342,58 @@ def test_statistics_on_one_thread_restore_the_thread_count(zoo_trace: ZooTrace) 
         out = op.out.detach() if isinstance(op.out, torch.Tensor) else op.out
         if isinstance(out, torch.Tensor) and out.dtype.is_floating_point and out.numel():
             _close(ir_op.stats, _expected(out.float() if out.dtype.itemsize < 4 else out))
+
+
+def _finite_extremes(t: torch.Tensor) -> tuple[float | int, float | int] | None:
+    """The min and the max torch finds over the finite elements, in the type the companion states."""
+    if t.dtype == torch.bool:
+        return (int(t.min()), int(t.max())) if t.numel() else None
+    if not t.dtype.is_floating_point:
+        lo, hi = torch.aminmax(t)
+        return int(lo), int(hi)
+    finite = t[torch.isfinite(t)]
+    if finite.numel() == 0:
+        return None
+    lo, hi = torch.aminmax(finite.float() if t.dtype.itemsize < 4 else finite)
+    return float(lo), float(hi)
+
+
+@pytest.mark.parametrize("name", ["multi_output_mixed", "scalar_and_empty", "gpt2", "bn_cnn_train", "demo"])
+def test_every_saved_output_states_what_torch_computes_on_it(zoo_trace: ZooTrace, name: str) -> None:
+    """On real traces (float16 / bfloat16 / float64 / int / bool / complex / 0-d / empty outputs,
+    a causal mask's -inf), every op's statistics are torch's own on ``op.out``: counts and
+    extremes exactly, mean and std to float32 rounding of torch's float64 answer."""
+    log = zoo_trace(name)
+    ir = read_trace(log)
+    assert len(ir.ops) == len(log.ops)
+    checked: set[torch.dtype] = set()
+    for op, ir_op in zip(log.ops, ir.ops):
+        t = op.out
+        if not isinstance(t, torch.Tensor) or t.layout != torch.strided:
+            continue
+        t = t.detach()
+        st = ir_op.stats
+        assert st is not None, ir_op.name
+        checked.add(t.dtype)
+        assert st.numel == t.numel()
+        assert st.zero_count == int((t == 0).sum()), ir_op.name
+        floating = t.dtype.is_floating_point or t.dtype.is_complex
+        assert st.nan_count == (int(torch.isnan(t).sum()) if floating else 0)
+        assert st.inf_count == (int(torch.isinf(t).sum()) if floating else 0)
+        if t.dtype.is_complex or t.numel() == 0:
+            assert (st.min, st.max, st.mean, st.std) == (None, None, None, None), ir_op.name
+            continue
+        extremes = _finite_extremes(t)
+        assert (st.min, st.max) == ((None, None) if extremes is None else extremes), ir_op.name
+        if extremes is None:
+            continue
+        finite = (t[torch.isfinite(t)] if t.dtype.is_floating_point else t).double()
+        scale = float(finite.abs().max()) or 1.0
+        assert st.mean is not None and abs(st.mean - float(finite.mean())) <= 1e-5 * scale, ir_op.name
+        if t.dtype == torch.bool:
+            assert st.std is None
+        else:
+            assert st.std is not None and abs(st.std - float(finite.std(correction=0))) <= 1e-5 * scale, ir_op.name
+    assert checked, name
+    if name == "multi_output_mixed":
+        assert {torch.float16, torch.bfloat16, torch.float64, torch.int32, torch.int64, torch.bool, torch.complex64} <= checked
