@@ -161,7 +161,7 @@ def _companion(projection: Projection, ir: TraceIR, artifact_name: str, steps: S
         layers=layers,
     )
     steps.within(35, 100)
-    problems = list(companion_problems(companion, shown(projection, values)))
+    problems = list(companion_problems(companion, shown(projection, values), built=True))
     steps.within(85, 100)
     if not problems:
         return companion_bytes(companion), None

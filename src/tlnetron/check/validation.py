@@ -289,11 +289,13 @@ _NOWHERE = {
 }
 
 
-def companion_problems(companion: Any, shown: Shown | None) -> Iterator[Problem]:
+def companion_problems(companion: Any, shown: Shown | None, *, built: bool = False) -> Iterator[Problem]:
     """Every row of ``companion`` Netron would drop or never show, as problems.
 
     With ``shown`` None (the artifact could not be read), the rows' own problems are still
-    reported; what they target cannot be checked.
+    reported; what they target cannot be checked. ``built`` is for a companion
+    :func:`~tlnetron.build.companion.build_companion` just made: its rows nest three deep by
+    construction, so the depth guard against hostile files is skipped (the schema still runs).
 
     A companion that belongs to another export (:func:`pair_mismatch`, with the artifact's
     id from ``shown.export_id``) is one ``companion_mismatch`` problem, first; which of its
@@ -304,7 +306,7 @@ def companion_problems(companion: Any, shown: Shown | None) -> Iterator[Problem]
     if not isinstance(companion, dict):
         yield Problem(code, "companion", "the top level must be a JSON object")
         return
-    if too_deep(companion):
+    if not built and too_deep(companion):
         yield Problem(code, "companion", f"nests arrays or objects more than {MAX_DEPTH} deep: a row's value is a number, a string, a boolean or a flat array of those")
         return
     mismatch = _mismatch(shown.export_id, companion, lambda: shown) if shown is not None else None
