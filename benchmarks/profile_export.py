@@ -2,9 +2,9 @@
 
 Two looks at the same calls:
 
-1. Stage timings without a profiler: the pipeline steps ``tlnetron.pipeline`` calls
-   (read_trace, _project, build_model, check_onnx, build_companion, ...) are
-   wrapped in place (in the ``tlnetron.pipeline`` namespace only, for this process) with
+1. Stage timings without a profiler: the stage functions (read_trace as ``tlnetron.api``
+   calls it; project, build_model, check_onnx, build_companion, ... as ``tlnetron.pipeline``
+   calls them) are wrapped in place (in those namespaces only, for this process) with
    timers that attribute *exclusive* time (a stage nested in another is not counted
    twice), median over ``--reps`` exports. "other" = the export's total minus the stages.
    Cyclic-GC pauses during the export are measured too (``gc.callbacks``): they land
@@ -44,7 +44,7 @@ import models  # noqa: E402
 
 # (label, names in tlnetron.pipeline's namespace that implement it)
 STAGES: list[tuple[str, tuple[str, ...]]] = [
-    ("read trace (reader.read_trace)", ("read_trace",)),
+    ("read trace (read.trace.read_trace, called by api.export)", ("api.read_trace",)),
     ("project (the view: view_*.project_*)", ("project",)),
     ("count nodes/edges (counts)", ("counts",)),
     ("model metadata (model_metadata, encode_metadata)", ("model_metadata", "encode_metadata")),
@@ -115,7 +115,9 @@ class StageTimer:
 
 
 def install(timer: StageTimer) -> list[str]:
-    """Wrap the stage functions in tlnetron.pipeline; return the names that were not found."""
+    """Wrap the stage functions where their caller looks them up (tlnetron.pipeline, tlnetron.api,
+    tlnetron.write.pair's classes); return the names that were not found."""
+    import tlnetron.api as api
     import tlnetron.pipeline as pipeline
     import tlnetron.write.pair as writer
 
@@ -124,7 +126,9 @@ def install(timer: StageTimer) -> list[str]:
         for name in names:
             owner: Any = pipeline
             attr = name
-            if "." in name:  # Class.method of tlnetron.write.pair
+            if name.startswith("api."):  # the reader is called from tlnetron.api
+                owner, attr = api, name[4:]
+            elif "." in name:  # Class.method of tlnetron.write.pair
                 cls, attr = name.split(".", 1)
                 owner = getattr(writer, cls, None)
             fn = getattr(owner, attr, None) if owner is not None else None
@@ -238,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
         timer = StageTimer()
         missing = install(timer)
         if missing:
-            print(f"(stage functions not found in tlnetron.pipeline / tlnetron.write.pair, not timed: {missing})\n")
+            print(f"(stage functions not found in tlnetron.pipeline / tlnetron.api / tlnetron.write.pair, not timed: {missing})\n")
         for g in grans:
             st = stage_table(log, g, args.reps, tmp, timer)
             staged = sum(v for _, v in st["stages"])
