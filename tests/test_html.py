@@ -566,3 +566,31 @@ def test_a_companion_of_another_export_is_refused(tmp_path: Path, capsys: pytest
     # The artifact's own companion still makes a page.
     assert main(["html", str(ARTIFACT), "--attachment", str(COMPANION), "-o", str(out)]) == 0
     assert out.is_file()
+
+
+def test_an_export_to_a_page_too_large_to_carry_is_refused_and_the_old_page_stays(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The page is built from the export's bytes: past the page limit (lowered here, since a
+    real 512 MB artifact is for the heavy profile) the export is refused with where the files
+    open instead, and an existing page keeps its bytes, through Python and the CLI alike."""
+    import torch
+    import torchlens
+
+    import tlnetron.read.files as files
+
+    log = torchlens.trace(torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.ReLU()).eval(), torch.randn(1, 3))
+    page = tmp_path / "model.html"
+    page.write_bytes(b"the page from before")
+    monkeypatch.setattr(files, "PAGE_MAX_BYTES", 1000)
+    with pytest.raises(TlnetronError) as refused:
+        tlnetron.export(log, page)
+    assert refused.value.code == "page_too_large" and "no page was made" in str(refused.value)
+    assert page.read_bytes() == b"the page from before" and sorted(p.name for p in tmp_path.iterdir()) == ["model.html"]
+    saved = tmp_path / "run.tlspec"
+    torchlens.save(log, saved)
+    capsys.readouterr()
+    assert main(["export", str(saved), "-o", str(page)]) == 3
+    err = capsys.readouterr().err
+    assert "page_too_large" in err and "Netron app" in err and "Traceback" not in err
+    assert page.read_bytes() == b"the page from before"

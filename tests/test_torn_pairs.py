@@ -85,3 +85,24 @@ def test_serve_and_html_refuse_a_file_past_what_their_page_reads(tmp_path: Path,
             call()
         assert refusal.value.code == "invalid_path" and f"past the {PAGE_MAX_BYTES:,}" in str(refusal.value)
         assert "netron.app" in str(refusal.value) and f"{MAX_BYTES:,}" in str(refusal.value)
+
+
+def test_pages_built_in_memory_refuse_what_they_cannot_carry(tmp_path: Path) -> None:
+    """A page or a served model made from bytes (``export(trace, "x.html")``, ``serve=True``
+    without a path, ``show``) is held to the limit a file on disk is: refused before anything
+    is built or served, with where it opens instead."""
+    from tlnetron.pages.html import build_page
+    from tlnetron.pages.serve import serve_bytes
+
+    big = ("big.onnx.json", b" " * (PAGE_MAX_BYTES + 1))
+    small = ("small.onnx.json", b"{}")
+    for call, outcome in (
+        (lambda: build_page(big), "no page was made"),
+        (lambda: build_page(small, ("big.onnx.attachment.json", big[1])), "no page was made"),
+        (lambda: serve_bytes(big, None, browse=False), "nothing was served"),
+    ):
+        with pytest.raises(TlnetronError) as refusal:
+            call()
+        assert refusal.value.code == "page_too_large", refusal.value
+        assert f"past the {PAGE_MAX_BYTES:,}" in str(refusal.value) and outcome in str(refusal.value)
+        assert "Netron app" in str(refusal.value) and f"{MAX_BYTES:,}" in str(refusal.value)

@@ -3,7 +3,7 @@
 #   schema/companion.schema.json (sha256 7958ad34d7e07647ee73636ae167edbf0dd8ae7f562b57d60f78a47ba36ef676)
 #   schema/model-metadata.schema.json (sha256 868d9d266efa15fc843348b2b23491d12dffee9d166d5c167cd0f6c40077c6bd)
 #   schema/node-properties.schema.json (sha256 6faa6cb73fa500baec39a865d6a570ce06b670314ad91c985abdf85a79624325)
-#   schema/vocabularies.schema.json (sha256 76dbdb7108abcbfd09909e58fe3b69f5b2972a0f2c98d29733a2df38de975d5f).
+#   schema/vocabularies.schema.json (sha256 5c471a503c92eed3034833c43c5625e860d6b6d1a7d935d21b2f31ae15ea9faf).
 # Regenerate with `nox -s codegen` (or `python codegen/generate.py`).
 """Closed vocabularies, metadata key names and schema facts from tlnetron's JSON Schemas.
 
@@ -483,6 +483,7 @@ ErrorCodeName: TypeAlias = Literal[
     "invalid_colour_scheme",
     "render_unavailable",
     "colour_needs_page",
+    "page_too_large",
 ]
 """A member of the error_code vocabulary (a plain ``str`` at run time)."""
 
@@ -530,6 +531,8 @@ class ErrorCode:
     """tlnetron render found no browser driver (Playwright, the render extra) or no Chromium."""
     COLOUR_NEEDS_PAGE: Final = "colour_needs_page"
     """colour_by / --colour-by was given to an export that makes no page (no .html path, no serve)."""
+    PAGE_TOO_LARGE: Final = "page_too_large"
+    """The artifact or its companion is past what one page can hold (one JavaScript string): an .html page, serve or show cannot carry it."""
 
 
 ERROR_CODE: tuple[ErrorCodeName, ...] = (
@@ -553,6 +556,7 @@ ERROR_CODE: tuple[ErrorCodeName, ...] = (
     "invalid_colour_scheme",
     "render_unavailable",
     "colour_needs_page",
+    "page_too_large",
 )
 ERROR_CODE_DOC: dict[str, str] = {
     "not_a_trace": "The subject is not a TorchLens Trace.",
@@ -575,6 +579,7 @@ ERROR_CODE_DOC: dict[str, str] = {
     "invalid_colour_scheme": "colour_by / --colour-by / ?colour= is not one of the colour_scheme vocabulary.",
     "render_unavailable": "tlnetron render found no browser driver (Playwright, the render extra) or no Chromium.",
     "colour_needs_page": "colour_by / --colour-by was given to an export that makes no page (no .html path, no serve).",
+    "page_too_large": "The artifact or its companion is past what one page can hold (one JavaScript string): an .html page, serve or show cannot carry it.",
 }
 
 

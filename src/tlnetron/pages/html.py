@@ -58,7 +58,7 @@ import orjson
 
 from .._generated.vocab import COMPANION_SIGNATURE, ErrorCode, WarningCode
 from ..errors import TlnetronError, warn
-from ..read.files import companion_object, read_input
+from ..read.files import check_page_fits, companion_object, read_input
 from .serve import AGE_GATE_DAYS, netron_dir
 
 __all__ = [
@@ -253,11 +253,13 @@ def build_page(
 
     Raises:
         TlnetronError: ``netron_serve_unavailable`` (netron is not installed, or its web
-            app is not one tlnetron can put in a page), ``netron_attachment_invalid``.
+            app is not one tlnetron can put in a page), ``netron_attachment_invalid``,
+            ``page_too_large``.
     """
     from .colours import page_colours
 
     colours = page_colours(colour_by)  # refuses an unknown scheme before anything is built
+    check_page_fits((model, companion), "no page was made")
     if companion is not None:
         companion_object(*companion)
     folder = _netron_dir()

@@ -360,11 +360,14 @@ def serve_bytes(
 
     Raises:
         TlnetronError: ``netron_serve_unavailable``, ``netron_attachment_invalid``,
-            ``companion_mismatch``, ``serve_address_unavailable``, ``invalid_colour_scheme``.
+            ``companion_mismatch``, ``serve_address_unavailable``, ``invalid_colour_scheme``,
+            ``page_too_large``.
     """
+    from ..read.files import check_page_fits
     from .colours import check_colour
 
     check_colour(colour_by)
+    check_page_fits((model, companion), "nothing was served")
     require_netron()
     gate = netron_age_gate()
     if gate:

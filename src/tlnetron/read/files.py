@@ -15,6 +15,7 @@ import json
 import math
 import os
 import stat
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ import orjson
 from .._generated.vocab import COMPANION_SIGNATURE, ErrorCode, ValidationCode
 from ..errors import Problem, TlnetronError
 
-__all__ = ["MAX_BYTES", "MAX_DEPTH", "PAGE_MAX_BYTES", "JsonFile", "companion_object", "parse_json_bytes", "read_input", "read_json_file", "too_deep"]
+__all__ = ["MAX_BYTES", "MAX_DEPTH", "PAGE_MAX_BYTES", "JsonFile", "check_page_fits", "companion_object", "parse_json_bytes", "read_input", "read_json_file", "too_deep"]
 
 _BOM = b"\xef\xbb\xbf"
 _SAFE_INTEGER = 2**53
@@ -169,6 +170,21 @@ def companion_object(name: str, data: bytes) -> dict[str, Any]:
             remedy="pass the <stem>.attachment.json file tlnetron wrote beside the artifact.",
         )
     return obj
+
+
+def check_page_fits(files: Iterable[tuple[str, bytes] | None], outcome: str) -> None:
+    """Refuse (``page_too_large``) files built in memory that a page cannot carry: files on
+    disk are refused by size before they are read (:func:`read_input`)."""
+    for item in files:
+        if item is not None and len(item[1]) > PAGE_MAX_BYTES:
+            raise TlnetronError(
+                ErrorCode.PAGE_TOO_LARGE,
+                f"{item[0]!r} is {len(item[1]):,} bytes, past the {PAGE_MAX_BYTES:,} a page can carry (its heat map "
+                f"reads the file as one JavaScript string); {outcome}.",
+                where=item[0],
+                remedy=f"export to a .onnx.json path and open the files at netron.app or in the Netron app, which open up "
+                       f"to {MAX_BYTES:,} bytes, or export a smaller view (granularity module, a lower depth).",
+            )
 
 
 def read_input(path: Path, flag: str, outcome: str) -> bytes:
