@@ -603,6 +603,80 @@ def _metric_lines(table: MetricTable) -> list[str]:
     return lines
 
 
+COLOURS_KEY = "x-tlnetron-colours"
+# Where a scheme's value comes from: exactly one of these keys names it.
+COLOUR_SOURCES = ("metric", "attribute", "node_meta", "value_rows")
+_COLOUR = re.compile(r"#[0-9a-f]{6}")
+
+
+def colour_table(vocab: Schema, node: Schema, metrics: MetricTable) -> dict[str, dict[str, Any]]:
+    """Read and check ``x-tlnetron-colours`` of the colour_scheme vocabulary: every scheme but
+    ``none`` once, its source resolved to the rows, attribute or key the page reads."""
+    definitions = vocab.doc.get("definitions", {})
+    where = f"schema/{vocab.file}: colour_scheme.{COLOURS_KEY}"
+    table = definitions.get("colour_scheme", {}).get(COLOURS_KEY)
+    schemes = [m for m in definitions.get("colour_scheme", {}).get("enum", []) if m != "none"]
+    if not isinstance(table, dict) or list(table) != schemes:
+        raise CodegenError(f"{where} must give every colour scheme but none, in the enum's order: {schemes}")
+    rows_vocab = definitions.get("companion_row", {}).get("enum", [])
+    by_fact = {m["fact"]: m for m in metrics.metrics}
+    attributes = _properties(node, "/properties/attributes")
+    node_meta = _properties(node, "/properties/metadata")
+    out: dict[str, dict[str, Any]] = {}
+    for name, entry in table.items():
+        at = f"{where}.{name}"
+        sources = [k for k in COLOUR_SOURCES if k in entry]
+        categorical = "categories" in entry
+        allowed = {"label", sources[0] if len(sources) == 1 else "", "categories" if categorical else "unit"}
+        if len(sources) != 1 or set(entry) != allowed or not isinstance(entry.get("label"), str):
+            raise CodegenError(f"{at} needs a label, one of {', '.join(COLOUR_SOURCES)} and a unit or categories")
+        source = sources[0]
+        scheme: dict[str, Any] = {"name": name, "label": entry["label"]}
+        if source == "metric":
+            metric = by_fact.get(entry["metric"])
+            if metric is None:
+                raise CodegenError(f"{at}: metric {entry['metric']!r} is no fact of {METRICS_KEY}")
+            scheme["rows"] = [metric[s]["rows"][0] for s in ("op", "inclusive", "passes") if metric[s] is not None]
+        elif source == "attribute" and entry[source] not in attributes:
+            raise CodegenError(f"{at}: {entry[source]!r} is no node attribute of schema/{node.file}")
+        elif source == "node_meta" and entry[source] not in node_meta:
+            raise CodegenError(f"{at}: {entry[source]!r} is no node metadata key of schema/{node.file}")
+        elif source == "value_rows" and (not entry[source] or any(r not in rows_vocab for r in entry[source])):
+            raise CodegenError(f"{at}: value_rows must be members of the companion_row vocabulary")
+        if source != "metric":
+            scheme[source] = entry[source]
+        if categorical:
+            cats = entry["categories"]
+            if not isinstance(cats, list) or not all(
+                isinstance(c, list) and len(c) == 3 and all(isinstance(x, str) for x in c) and _COLOUR.fullmatch(c[2]) for c in cats
+            ) or (source == "value_rows" and len(cats) != 2):
+                raise CodegenError(f"{at}: categories are [value, label, #rrggbb] (two for value_rows)")
+            scheme["categories"] = cats
+        elif not isinstance(entry.get("unit"), str):
+            raise CodegenError(f"{at}: a numeric scheme needs a unit")
+        else:
+            scheme["unit"] = entry["unit"]
+        out[name] = scheme
+    return out
+
+
+def _colour_lines(table: dict[str, dict[str, Any]]) -> list[str]:
+    lines = ["COLOUR_SCHEMES: Final[dict[str, dict[str, str | list[str] | list[list[str]]]]] = {"]
+    for name, scheme in table.items():
+        lines.append(f"    {q(name)}: {{")
+        for key, value in scheme.items():
+            if isinstance(value, list) and value and isinstance(value[0], list):
+                text = "[" + ", ".join("[" + ", ".join(q(x) for x in v) + "]" for v in value) + "]"
+            elif isinstance(value, list):
+                text = "[" + ", ".join(q(x) for x in value) + "]"
+            else:
+                text = q(value)
+            lines.append(f"        {q(key)}: {text},")
+        lines.append("    },")
+    lines += ["}", f'"""Each colour scheme but none: its label and where a node\'s value comes from ({COLOURS_KEY})."""']
+    return lines
+
+
 VOCAB_DOC = '''\
 """Closed vocabularies, metadata key names and schema facts from tlnetron's JSON Schemas.
 
@@ -727,7 +801,12 @@ def render_vocab(schemas: dict[str, Schema]) -> str:
 
     # The metric table.
     lines += ["", "", f"# --- metric table ({METRICS_KEY} of schema/{vocab.file})", ""]
-    lines += _metric_lines(metric_table(vocab, meta, node))
+    metrics = metric_table(vocab, meta, node)
+    lines += _metric_lines(metrics)
+
+    # The pages' heat map.
+    lines += ["", "", f"# --- colour schemes (colour_scheme.{COLOURS_KEY} of schema/{vocab.file})", ""]
+    lines += _colour_lines(colour_table(vocab, node, metrics))
     return "\n".join(lines) + "\n"
 
 

@@ -615,6 +615,10 @@ def _write_vocab(schema_copy: Path, edit: typing.Callable[[dict], None]) -> None
     path.write_text(json.dumps(vocab, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
+def _colours(vocab: dict) -> dict:
+    return vocab["definitions"]["colour_scheme"]["x-tlnetron-colours"]
+
+
 def _metric(vocab: dict, fact: str) -> dict:
     return next(m for m in vocab["x-tlnetron-metrics"]["metrics"] if m["fact"] == fact)
 
@@ -639,11 +643,18 @@ def _metric(vocab: dict, fact: str) -> dict:
         (lambda v: _metric(v, "flops")["passes"].update(rows=["observed µs"]), "already used"),
         (lambda v: _metric(v, "flops")["op"].pop("rows"), "must be null or have exactly"),
         (lambda v: v["x-tlnetron-metrics"]["metrics"].append(dict(_metric(v, "flops"))), "repeats another"),
+        (lambda v: _colours(v)["time"].update(metric="duration"), "metric 'duration' is no fact of x-tlnetron-metrics"),
+        (lambda v: _colours(v)["params"].update(attribute="num_param"), "'num_param' is no node attribute"),
+        (lambda v: _colours(v)["diff"].update(node_meta="torchlens.diff.state"), "'torchlens.diff.state' is no node metadata key"),
+        (lambda v: _colours(v)["nonfinite"].update(value_rows=["NaN"]), "value_rows must be members of the companion_row"),
+        (lambda v: _colours(v)["diff"]["categories"].append(["lost", "lost", "red"]), "categories are [value, label, #rrggbb]"),
+        (lambda v: _colours(v).pop("bytes"), "must give every colour scheme but none"),
+        (lambda v: _colours(v)["flops"].pop("unit"), "needs a label, one of metric"),
         (lambda v: v["definitions"]["domain"]["x-tlnetron-names"].update({"ai.torchlens": "lossy"}), "not an UPPER_CASE identifier"),
         (lambda v: v["definitions"]["domain"]["x-tlnetron-names"].update({"ai.torchlens": "LOSSY"}), "two members map to LOSSY"),
     ],
 )
-def test_a_bad_metric_table_or_name_is_refused(tmp_path: Path, schema_copy: Path, edit: typing.Any, message: str) -> None:
+def test_a_bad_metric_table_colour_table_or_name_is_refused(tmp_path: Path, schema_copy: Path, edit: typing.Any, message: str) -> None:
     _write_vocab(schema_copy, edit)
     result = run_generate("--check", "--schema-dir", schema_copy, "--out-dir", tmp_path / "out")
     assert result.returncode == 2, result.stdout + result.stderr
@@ -700,3 +711,22 @@ def test_schema_facts_match_the_schemas(fresh_alias: str) -> None:
     assert public_attrs(vocab.NodeMeta) == {key_attr(k): k for k in metadata}
     assert vocab.NodeMeta.OBSERVED_DURATION == "observed_duration"
     assert vocab.NodeMeta.DIFF_STATUS == "torchlens.diff.status"
+
+
+def test_the_generated_colour_table_reads_the_metric_tables_rows(fresh_alias: str) -> None:
+    """A sequential scheme reads the rows its metric is written in (op, inclusive, passes), so a
+    renamed row recolours the page with no edit to its script; every scheme has its entry."""
+    vocab = load_generated(GEN_DIR, fresh_alias, "vocab")
+    table = vocab.COLOUR_SCHEMES
+    assert list(table) == [s for s in vocab.COLOUR_SCHEME if s != "none"]
+    by_fact = {m.fact: m for m in vocab.METRICS}
+    for scheme, fact in (("time", "duration_s"), ("flops", "flops"), ("bytes", "nbytes")):
+        metric = by_fact[fact]
+        assert table[scheme]["rows"] == [metric.op.rows[0], metric.inclusive.rows[0], metric.passes.rows[0]]
+    assert table["params"]["attribute"] in vocab.NODE_ATTRIBUTE_TYPES
+    assert table["diff"]["node_meta"] == vocab.NodeMeta.DIFF_STATUS
+    assert {c[0] for c in table["diff"]["categories"]} <= set(vocab.DIFF_STATUS)
+    assert set(table["nonfinite"]["value_rows"]) == {vocab.CompanionRow.NAN_COUNT, vocab.CompanionRow.INF_COUNT}
+    script = (Path(__file__).parents[1] / "src/tlnetron/pages/heatmap.js").read_text(encoding="utf-8")
+    for words in ("observed µs", "num_params", "torchlens.diff.status", "NaN count", "#1b9e77"):
+        assert words not in script  # the page script names no row, key or colour of its own

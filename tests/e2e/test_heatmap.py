@@ -163,3 +163,169 @@ def test_exported_page_opens_coloured_by_colour_by(netron_browser: Any, zoo_trac
         netron.wait_title(" + companion")
         check_time_colours(painted(netron, 1), time_of(companion))
         assert netron._js("document.getElementById('tlnetron-colour').value") == "time"
+
+
+# ------------------------------------------------------------------ every scheme, the control itself
+
+def schemes() -> dict[str, dict[str, Any]]:
+    from tlnetron._generated.vocab import COLOUR_SCHEMES
+
+    return COLOUR_SCHEMES  # type: ignore[return-value]
+
+
+def pick(netron: NetronPage, name: str) -> None:
+    """Choose a scheme in the control as a person does (the control sits in the top page)."""
+    netron._top_js(
+        "(() => { const s = document.getElementById('tlnetron-colour'); s.value = %s;"
+        " s.dispatchEvent(new Event('change')); })()" % json.dumps(name)
+    )
+
+
+def nodes_of(artifact: Path) -> dict[str, dict[str, Any]]:
+    doc = json.loads(artifact.read_text("utf-8"))
+    return {n["name"]: n for g in (doc["graph"], *doc.get("functions", [])) for n in g.get("node", []) if n.get("name")}
+
+
+def check_categories(nodes: list[dict[str, Any]], expected: dict[str, str | None], scheme: str) -> None:
+    colours = {label: colour for _, label, colour in schemes()[scheme]["categories"]}
+    for n in nodes:
+        want = expected.get(n["name"])
+        assert n["colour"] == (colours[want] if want else "#d9d9d9"), (n, want)
+        assert n["value"] == want, n
+
+
+def check_sequential(nodes: list[dict[str, Any]], expected: dict[str, float]) -> None:
+    valued = [n for n in nodes if expected.get(n["name"])]
+    assert valued, nodes
+    for n in nodes:
+        if not expected.get(n["name"]):
+            assert n["colour"] == "#d9d9d9" and n["value"] is None, n
+        else:
+            assert float(n["value"]) == pytest.approx(expected[n["name"]]), n
+    ranked = sorted(valued, key=lambda n: expected[n["name"]])
+    lums = [luminance(n["colour"]) for n in ranked]
+    assert lums == sorted(lums), [(n["name"], n["colour"]) for n in ranked]
+
+
+def test_the_control_leaves_netrons_toolbar_free(netron: NetronPage, served_demo: tuple[str, Path]) -> None:
+    """Netron's zoom, back and model buttons (bottom left) stay clickable beside the control."""
+    url, _ = served_demo
+    netron.open_url(url + "?colour=time", frame="#netron")
+    netron.wait_title(" + companion")
+    painted(netron, 1)
+    buttons = netron._js(
+        "Array.from(document.querySelectorAll('.toolbar > *')).filter((b) => b.getBoundingClientRect().width > 0)"
+        ".map((b) => { const r = b.getBoundingClientRect(); return [b.id || b.className, r.left + r.width / 2, r.top + r.height / 2]; })"
+    )
+    assert len(buttons) >= 3, buttons
+    for name, x, y in buttons:
+        on_top = netron._top_js(f"(() => {{ const at = document.elementFromPoint({x}, {y}); return at ? at.id : null; }})()")
+        assert on_top == "netron", (name, on_top)  # the app's frame, not the control, takes the click
+    box = netron._top_js("(() => { const r = document.getElementById('tlnetron-heatmap').getBoundingClientRect();"
+                         " return [r.left, r.top, r.right, r.bottom, innerWidth, innerHeight]; })()")
+    assert box[0] >= 0 and box[1] >= 0 and box[2] <= box[4] and box[3] <= box[5], box
+
+
+def test_an_unknown_colour_in_the_url_is_named_and_nothing_is_painted(netron: NetronPage, served_demo: tuple[str, Path]) -> None:
+    """?colour=heat: the page says so in the control, with the schemes there are (as --colour-by
+    refuses it), draws Netron's own colours, and a pick there clears the notice and paints."""
+    url, companion = served_demo
+    netron.open_url(url + "?colour=heat", frame="#netron")
+    netron.wait_title(" + companion")
+    deadline = time.monotonic() + 10
+    while not netron._top_js("!!document.getElementById('tlnetron-heatmap')"):
+        assert time.monotonic() < deadline, "the control never came"
+        time.sleep(0.05)
+    time.sleep(1.0)  # the notice sits a moment, as a person reads it
+    notice = netron._top_js("(() => { const n = document.getElementById('tlnetron-colour-notice'); return n ? n.textContent : null; })()")
+    assert notice is not None and '"heat"' in notice and all(s in notice for s in ("none", *schemes())), notice
+    assert all(n["colour"] is None for n in netron._js(_PAINTED))
+    pick(netron, "time")
+    check_time_colours(painted(netron, 1), time_of(companion))
+    assert netron._top_js("document.getElementById('tlnetron-colour-notice')") is None
+
+
+def test_params_and_nonfinite_colour_what_the_files_say_and_survive_zoom(
+    netron: NetronPage, served_demo: tuple[str, Path]
+) -> None:
+    url, companion = served_demo
+    artifact = companion.with_name(companion.name.replace(".attachment.json", ".json"))
+    by_name = nodes_of(artifact)
+    netron.open_url(url + "?colour=params", frame="#netron")
+    netron.wait_title(" + companion")
+    params = {
+        name: float(a["i"]) for name, n in by_name.items() for a in n.get("attribute", []) if a["name"] == "num_params" and int(a["i"]) > 0
+    }
+    check_sequential(painted(netron, 1), params)
+
+    rows: dict[str, dict[str, float]] = {}
+    for row in json.loads(companion.read_text("utf-8"))["metrics"]:
+        if row["kind"] == "value":
+            rows.setdefault(row["target"], {})[row["name"]] = row["value"]
+    wanted = schemes()["nonfinite"]["value_rows"]
+    labels = [label for _, label, _ in schemes()["nonfinite"]["categories"]]
+
+    def nonfinite(name: str) -> str | None:
+        seen = [rows[o] for o in by_name[name].get("output", []) if o in rows and any(r in rows[o] for r in wanted)]
+        return (labels[1] if any(s.get(r, 0) for s in seen for r in wanted) else labels[0]) if seen else None
+
+    pick(netron, "nonfinite")
+    shown = painted(netron, 1)
+    check_categories(shown, {n["name"]: nonfinite(n["name"]) for n in shown}, "nonfinite")
+    # Down the first calls to where the causal mask's -inf is drawn.
+    for _ in range(3):
+        if labels[1] in {nonfinite(n["name"]) for n in shown}:
+            break
+        netron.drill_into(next(n for n in netron.drawn_nodes() if n["function"])["name"])
+        shown = painted(netron, 1)
+    expected = {n["name"]: nonfinite(n["name"]) for n in shown}
+    assert labels[1] in expected.values() and labels[0] in expected.values(), expected
+    check_categories(shown, expected, "nonfinite")
+    for _ in range(3):
+        netron._js("document.getElementById('zoom-in-button').click()")
+    time.sleep(0.5)
+    check_categories(painted(netron, len(shown)), expected, "nonfinite")
+
+
+def test_diff_status_colours_each_node_by_its_status(netron: NetronPage, tmp_path: Path) -> None:
+    """A subject against its baseline: changed and added ops in their category, the rest neutral."""
+    import copy
+
+    import torch
+    import torchlens
+
+    class Net(torch.nn.Module):
+        def __init__(self, extra: bool = False) -> None:
+            super().__init__()
+            self.a = torch.nn.Linear(6, 6)
+            self.b = torch.nn.Linear(6, 6)
+            self.extra = extra
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            y = self.b(torch.relu(self.a(x)))
+            return y * 2 if self.extra else y
+
+    torch.manual_seed(0)
+    base, x = Net().eval(), torch.randn(2, 6)
+    subject = Net(extra=True).eval()
+    subject.load_state_dict(copy.deepcopy(base.state_dict()))
+    with torch.no_grad():
+        subject.b.weight.add_(0.25)
+    result = export_quietly(torchlens.trace(subject, x), tmp_path / "diff.onnx.json", granularity="op", baseline=torchlens.trace(base, x))
+    assert result.artifact is not None and result.companion is not None
+    served = serve_files(result.artifact, result.companion, browse=False)
+    try:
+        netron.open_url(served.url + "?colour=diff", frame="#netron")
+        netron.wait_title(" + companion")
+        categories = {value: label for value, label, _ in schemes()["diff"]["categories"]}
+        key = schemes()["diff"]["node_meta"]
+        status = {
+            name: categories.get(next((p["value"] for p in n.get("metadataProps", []) if p["key"] == key), ""))
+            for name, n in nodes_of(result.artifact).items()
+        }
+        root = painted(netron, 1)
+        expected = {n["name"]: status.get(n["name"]) for n in root}
+        assert {"added", "changed"} <= set(expected.values()), expected
+        check_categories(root, expected, "diff")
+    finally:
+        served.server.stop()

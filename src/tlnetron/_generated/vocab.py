@@ -3,7 +3,7 @@
 #   schema/companion.schema.json (sha256 7958ad34d7e07647ee73636ae167edbf0dd8ae7f562b57d60f78a47ba36ef676)
 #   schema/model-metadata.schema.json (sha256 868d9d266efa15fc843348b2b23491d12dffee9d166d5c167cd0f6c40077c6bd)
 #   schema/node-properties.schema.json (sha256 6faa6cb73fa500baec39a865d6a570ce06b670314ad91c985abdf85a79624325)
-#   schema/vocabularies.schema.json (sha256 5c471a503c92eed3034833c43c5625e860d6b6d1a7d935d21b2f31ae15ea9faf).
+#   schema/vocabularies.schema.json (sha256 bd67609797b384d1f24e09ec94cc09f1c749a75f6240e317647231ba61026be8).
 # Regenerate with `nox -s codegen` (or `python codegen/generate.py`).
 """Closed vocabularies, metadata key names and schema facts from tlnetron's JSON Schemas.
 
@@ -293,7 +293,7 @@ ColourSchemeName: TypeAlias = Literal[
 
 
 class ColourScheme:
-    """How a page (tlnetron serve, tlnetron html, tlnetron.show) colours Netron's nodes: by which of the companion's node rows (or the artifact's num_params attribute). A node without the value is drawn neutral (absent, never zero)."""
+    """How a page (tlnetron serve, tlnetron html, tlnetron.show) colours Netron's nodes: by which of the companion's node rows (or the artifact's num_params attribute). A node without the value is drawn neutral (absent, never zero). x-tlnetron-colours (validators ignore it; codegen reads it into vocab.COLOUR_SCHEMES, which every page's heat map is handed) says, for each scheme but none, its label in the page's control and where a node's value comes from: metric (a fact of x-tlnetron-metrics: the node's row of its op, inclusive or passes wording, first found), attribute (a node attribute of the artifact), node_meta (a node metadata key of the artifact) or value_rows (value rows of the companion on the node's outputs); a numeric scheme gives its unit (a sequential scale), a categorical one its categories, each [value, label, colour] (for value_rows: the first when every row is 0, the second otherwise)."""
 
     NONE: Final = "none"
     """Netron's own colours (the default page)."""
@@ -1515,3 +1515,46 @@ METRICS: tuple[Metric, ...] = (
 
 PASSES_ROW: Final = "passes"
 """The companion row holding a rolled node's number of passes."""
+
+
+# --- colour schemes (colour_scheme.x-tlnetron-colours of schema/vocabularies.schema.json)
+
+COLOUR_SCHEMES: Final[dict[str, dict[str, str | list[str] | list[list[str]]]]] = {
+    "time": {
+        "name": "time",
+        "label": "observed time",
+        "rows": ["observed µs", "inclusive µs", "all-pass µs"],
+        "unit": "µs",
+    },
+    "flops": {
+        "name": "flops",
+        "label": "estimated FLOPs",
+        "rows": ["estimated FLOPs", "inclusive FLOPs", "all-pass FLOPs"],
+        "unit": "FLOPs",
+    },
+    "bytes": {
+        "name": "bytes",
+        "label": "captured bytes",
+        "rows": ["captured bytes", "inclusive bytes", "all-pass bytes"],
+        "unit": "bytes",
+    },
+    "params": {
+        "name": "params",
+        "label": "parameters",
+        "attribute": "num_params",
+        "unit": "parameters",
+    },
+    "diff": {
+        "name": "diff",
+        "label": "diff status",
+        "node_meta": "torchlens.diff.status",
+        "categories": [["added", "added", "#1b9e77"], ["removed", "removed", "#d95f02"], ["changed", "changed", "#e7298a"], ["zero", "unchanged", "#7570b3"]],
+    },
+    "nonfinite": {
+        "name": "nonfinite",
+        "label": "non-finite activations",
+        "value_rows": ["NaN count", "Inf count"],
+        "categories": [["finite", "finite", "#1b9e77"], ["nonfinite", "NaN or Inf", "#d95f02"]],
+    },
+}
+"""Each colour scheme but none: its label and where a node's value comes from (x-tlnetron-colours)."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._generated.vocab import COLOUR_SCHEME, ColourSchemeName
+from .._generated.vocab import COLOUR_SCHEME, COLOUR_SCHEMES, ColourSchemeName
 from ..options import check_colour_by
 
 __all__ = ["COLOUR_SCHEME", "check_colour", "page_colours"]
@@ -20,5 +20,7 @@ def check_colour(value: Any) -> ColourSchemeName:
 
 
 def page_colours(colour_by: str) -> dict[str, Any]:
-    """What a page's script reads: the schemes to offer and the first choice."""
-    return {"schemes": list(COLOUR_SCHEME), "colour": check_colour(colour_by)}
+    """What a page's script reads: the schemes to offer (none, then the schema's table: label and
+    where each node's value comes from) and the first choice."""
+    schemes = [{"name": name, "label": name} if name == "none" else COLOUR_SCHEMES[name] for name in COLOUR_SCHEME]
+    return {"schemes": schemes, "colour": check_colour(colour_by)}

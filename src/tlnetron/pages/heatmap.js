@@ -7,25 +7,11 @@
 //   getDocument(): the document Netron draws in (the iframe's, or this page's own);
 //   mount: the element the control goes in (over Netron's canvas);
 //   model, companion: the parsed artifact and companion (companion may be null);
-//   schemes: the colour_scheme vocabulary (from the generated vocab); initial: the first choice.
+//   schemes: the colour schemes, in the vocabulary's order, each {name, label} and where a node's value
+//     comes from (vocab.COLOUR_SCHEMES, generated from the schema: rows, attribute, node_meta or
+//     value_rows; unit or categories [value, label, colour]); initial: the first choice.
 (() => {
     'use strict';
-    // Rows of one fact at each scope (op, module call or run, rolled layer): members of companion_row.
-    const ROWS = {
-        time: ['observed µs', 'inclusive µs', 'all-pass µs'],
-        flops: ['estimated FLOPs', 'inclusive FLOPs', 'all-pass FLOPs'],
-        bytes: ['captured bytes', 'inclusive bytes', 'all-pass bytes'],
-    };
-    const LABELS = {
-        none: 'none', time: 'observed time', flops: 'estimated FLOPs', bytes: 'captured bytes',
-        params: 'parameters', diff: 'diff status', nonfinite: 'non-finite activations',
-    };
-    const UNITS = { time: 'µs', flops: 'FLOPs', bytes: 'bytes', params: 'parameters' };
-    const CATEGORIES = {
-        diff: [['added', '#1b9e77'], ['removed', '#d95f02'], ['changed', '#e7298a'], ['unchanged', '#7570b3']],
-        nonfinite: [['finite', '#1b9e77'], ['NaN or Inf', '#d95f02']],
-    };
-    const DIFF = { added: 'added', removed: 'removed', changed: 'changed', zero: 'unchanged' };
     const NEUTRAL = '#d9d9d9';
     // viridis, 9 stops (perceptually uniform); a value is interpolated between them.
     const VIRIDIS = ['#440154', '#472d7b', '#3b528b', '#2c728e', '#21918c', '#28ae80', '#5ec962', '#addc30', '#fde725'];
@@ -68,38 +54,41 @@
         return { rows, nodes };
     };
 
+    // A node's value under ``scheme`` (one entry of the table), or undefined: absent, never zero.
     const valueOf = (scheme, name, data) => {
         const own = data.rows.get(`node:${name}`);
-        if (ROWS[scheme]) {
-            for (const row of ROWS[scheme]) {
+        const node = data.nodes.get(name);
+        if (scheme.rows) {
+            for (const row of scheme.rows) {
                 if (own && typeof own.get(row) === 'number') {
                     return own.get(row);
                 }
             }
             return undefined;
         }
-        if (scheme === 'params') {
-            const node = data.nodes.get(name);
-            const attr = node && (node.attribute || []).find((a) => a.name === 'num_params');
+        if (scheme.attribute) {
+            const attr = node && (node.attribute || []).find((a) => a.name === scheme.attribute);
             const count = attr ? Number(attr.i) : NaN;
-            return Number.isFinite(count) && count > 0 ? count : undefined;  // no parameters: absent, never zero
+            return Number.isFinite(count) && count > 0 ? count : undefined;  // none: absent, never zero
         }
-        if (scheme === 'diff') {
-            const status = own ? own.get('torchlens.diff.status') : undefined;
-            return DIFF[status];
+        if (scheme.node_meta) {
+            const prop = node && (node.metadataProps || []).find((p) => p.key === scheme.node_meta);
+            const known = prop && scheme.categories.find(([value]) => value === prop.value);
+            return known ? known[1] : undefined;
         }
-        if (scheme === 'nonfinite') {
-            const node = data.nodes.get(name);
+        if (scheme.value_rows) {
             let seen = false;
             let bad = 0;
             for (const output of (node && node.output) || []) {
                 const stats = data.rows.get(`value:${output}`);
-                if (stats && (stats.has('NaN count') || stats.has('Inf count'))) {
-                    seen = true;
-                    bad += Number(stats.get('NaN count') || 0) + Number(stats.get('Inf count') || 0);
+                for (const row of scheme.value_rows) {
+                    if (stats && stats.has(row)) {
+                        seen = true;
+                        bad += Number(stats.get(row) || 0);
+                    }
                 }
             }
-            return seen ? (bad > 0 ? 'NaN or Inf' : 'finite') : undefined;
+            return seen ? scheme.categories[bad > 0 ? 1 : 0][1] : undefined;
         }
         return undefined;
     };
@@ -108,20 +97,23 @@
 
     const attach = (getDocument, mount, model, companion, schemes, initial) => {
         const data = tables(model, companion);
-        let scheme = schemes.includes(initial) ? initial : 'none';
+        const table = new Map(schemes.map((s) => [s.name, s]));
+        const names = schemes.map((s) => s.name);
+        let scheme = table.has(initial) ? initial : 'none';
         const own = mount.ownerDocument;
         const box = own.createElement('div');
         box.id = 'tlnetron-heatmap';
-        box.setAttribute('style', 'position:fixed;left:8px;bottom:8px;z-index:10;font:11px sans-serif;background:rgba(255,255,255,.92);' +
+        // Above Netron's toolbar (bottom-left) and under its menu and sidebar (z-index 2), which cover it when open.
+        box.setAttribute('style', 'position:fixed;left:10px;bottom:48px;z-index:1;font:11px sans-serif;background:rgba(255,255,255,.92);' +
             'border:1px solid #bbb;border-radius:4px;padding:4px 6px;color:#222;max-width:260px');
         const label = own.createElement('label');
         label.textContent = 'colour by ';
         const select = own.createElement('select');
         select.id = 'tlnetron-colour';
-        for (const name of schemes) {
+        for (const name of names) {
             const option = own.createElement('option');
             option.value = name;
-            option.textContent = LABELS[name] || name;
+            option.textContent = table.get(name).label;
             select.appendChild(option);
         }
         select.value = scheme;
@@ -129,6 +121,16 @@
         const legend = own.createElement('div');
         legend.id = 'tlnetron-legend';
         box.appendChild(label);
+        // An unknown ?colour= is named with the schemes there are, as --colour-by refuses it; the page stays uncoloured.
+        let notice = null;
+        if (initial && !table.has(initial)) {
+            notice = own.createElement('div');
+            notice.id = 'tlnetron-colour-notice';
+            notice.setAttribute('style', 'color:#a40000;margin-top:3px;overflow-wrap:anywhere');
+            notice.textContent = `colour=${JSON.stringify(String(initial).slice(0, 40))} is no colour scheme: ` +
+                `pick one here, or use ?colour= with one of ${names.join(', ')}.`;
+            box.appendChild(notice);
+        }
         box.appendChild(legend);
         mount.appendChild(box);
 
@@ -170,9 +172,10 @@
                 return;
             }
             const nodes = Array.from(doc.querySelectorAll('#nodes > g.node.graph-node[id^="node-name-"]'));
-            const values = nodes.map((g) => valueOf(scheme, g.id.slice('node-name-'.length), data));
+            const entry = table.get(scheme);
+            const values = nodes.map((g) => valueOf(entry, g.id.slice('node-name-'.length), data));
             let colour;
-            const categories = CATEGORIES[scheme];
+            const categories = entry.categories && entry.categories.map(([, label, c]) => [label, c]);
             if (categories) {
                 const map = new Map(categories);
                 colour = (v) => map.get(v);
@@ -188,7 +191,7 @@
                 bar.setAttribute('style', `height:10px;margin:3px 0;background:linear-gradient(to right,${VIRIDIS.join(',')})`);
                 const range = own.createElement('div');
                 range.textContent = numbers.length ?
-                    `${format(lo)} – ${format(hi)} ${UNITS[scheme] || ''}${log ? ' (log scale)' : ''}` : 'no node here has a value';
+                    `${format(lo)} – ${format(hi)} ${entry.unit}${log ? ' (log scale)' : ''}` : 'no node here has a value';
                 legend.appendChild(bar);
                 legend.appendChild(range);
             }
@@ -247,6 +250,10 @@
         };
         select.addEventListener('change', () => {
             scheme = select.value;
+            if (notice) {
+                notice.remove();
+                notice = null;
+            }
             paint();
         });
         // Netron redraws by building a new canvas content: repaint once its nodes are shown.
@@ -272,7 +279,7 @@
         };
         watch();
         paint();
-        return { paint, watch, set: (name) => { select.value = name; scheme = name; paint(); } };
+        return { paint, watch, set: (name) => { select.value = name; scheme = table.has(name) ? name : 'none'; paint(); } };
     };
     window.tlnetronHeatmap = { attach };
 })();
