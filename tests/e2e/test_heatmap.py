@@ -140,6 +140,35 @@ def test_render_svg_is_netrons_export_coloured_and_deterministic(zoo_trace: Any,
     assert pictures[0].read_bytes() == pictures[1].read_bytes()
 
 
+def test_render_function_draws_the_first_calls_body(zoo_trace: Any, tmp_path: Path) -> None:
+    """--function NAME: the body of the first call of NAME, drilled into from the root (its
+    overload, not another block's of the same class); an unknown name is refused, nothing written."""
+    import subprocess
+    import sys
+
+    from tlnetron.errors import TlnetronError
+    from tlnetron.pages.pictures import render
+
+    exported = export_quietly(zoo_trace("demo"), tmp_path / "demo.onnx.json")
+    artifact = json.loads(exported.artifact.read_text("utf-8"))  # type: ignore[union-attr]
+    functions = {(f.get("domain", ""), f["name"], f.get("overload", "")): f for f in artifact["functions"]}
+    block = next(n for n in artifact["graph"]["node"] if n["opType"] == "Block")
+    body = functions[(block.get("domain", ""), "Block", block.get("overload", ""))]["node"]
+    call = next(n for n in body if n["opType"] == "SelfAttention")
+    attention = functions[(call.get("domain", ""), "SelfAttention", call.get("overload", ""))]
+    assert sum(f[1] == "SelfAttention" for f in functions) > 1  # two overloads: the first one's body is drawn
+    picture = tmp_path / "attention.svg"
+    subprocess.run([sys.executable, "-m", "tlnetron.cli", "render", str(exported.artifact), "--attachment",
+                    str(exported.companion), "-o", str(picture), "--function", "SelfAttention", "--colour-by", "time"],
+                   check=True, timeout=300)
+    text = picture.read_text("utf-8")
+    assert text.count('class="node graph-node') == len(attention["node"])
+    assert all(f'id="node-name-{n["name"]}"' in text for n in attention["node"])
+    with pytest.raises(TlnetronError) as caught:
+        render(exported.artifact, tmp_path / "none.svg", function="Attention")  # type: ignore[arg-type]
+    assert caught.value.code == "invalid_option" and "'Attention'" in str(caught.value) and not (tmp_path / "none.svg").exists()
+
+
 def test_render_refuses_a_bad_format_and_scheme(tmp_path: Path) -> None:
     from tlnetron.errors import TlnetronError
     from tlnetron.pages.pictures import render

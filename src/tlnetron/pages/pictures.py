@@ -32,23 +32,30 @@ def _unavailable(message: str) -> TlnetronError:
                                 "(or pass chromium= the path of a Chromium).")
 
 
+FUNCTION_ITEM = "Show Function Definition"
+"""The title of the item Netron 9.3 draws on a call node to open the function's body."""
+
+
 def _function_path(model: dict[str, Any], name: str) -> list[str]:
     """The call-node names to drill through, from the root, to reach function ``name``."""
-    functions = {f["name"]: f for f in model.get("functions", [])}
-    if name not in functions:
+    # A function is (domain, name, overload): blocks of one class with different bodies share the name.
+    functions = {(f.get("domain", ""), f["name"], f.get("overload", "")): f for f in model.get("functions", [])}
+    if name not in {f[1] for f in functions}:
         raise TlnetronError(ErrorCode.INVALID_OPTION, f"the artifact has no function {name!r}; nothing was written.",
                             where="function", remedy="pass the name of one of its functions (Netron's breadcrumb shows them).")
     todo: list[tuple[list[dict[str, Any]], list[str]]] = [(model.get("graph", {}).get("node", []), [])]
-    seen: set[str] = set()
+    seen: set[tuple[str, str, str]] = set()
     while todo:
         nodes, path = todo.pop(0)
         for node in nodes:
-            op = node.get("opType", "")
-            if op == name:
+            called = (node.get("domain", ""), node.get("opType", ""), node.get("overload", ""))
+            if called not in functions:
+                continue
+            if called[1] == name:
                 return [*path, node["name"]]
-            if op in functions and op not in seen:
-                seen.add(op)
-                todo.append((functions[op].get("node", []), [*path, node["name"]]))
+            if called not in seen:
+                seen.add(called)
+                todo.append((functions[called].get("node", []), [*path, node["name"]]))
     raise TlnetronError(ErrorCode.INVALID_OPTION, f"no drawn node calls function {name!r}; nothing was written.",
                         where="function", remedy="pass a function a node of the model calls.")
 
@@ -133,7 +140,9 @@ def render(artifact: str | os.PathLike[str], output: str | os.PathLike[str], *,
                 frame = page.frame_locator("#netron")
                 for name in drill:
                     node = frame.locator(f'#nodes > g.node[id="node-name-{name}"]')
-                    node.locator(":scope > g.node-item-function").first.click()  # a real click: dispatch_event evaluates in the app's world, whose eval Netron replaced
+                    # Netron's ƒ item is the one titled FUNCTION_ITEM; a real click: dispatch_event evaluates
+                    # in the app's world, whose eval Netron replaced.
+                    node.locator(":scope > g.node-item").filter(has_text=FUNCTION_ITEM).first.click()
                     _until(lambda: node.count() == 0 and frame.locator("#nodes > g.node").count() > 0, timeout,
                            f"Netron to draw the body of {name}")
                 _until(lambda: frame.locator("#nodes > g.node[style*='opacity']").count() == 0
