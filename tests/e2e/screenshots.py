@@ -15,6 +15,7 @@ the model, then the companion), and the viewport is saved as a PNG:
 * head-model.png      its Model Properties: the description says the facts in words
 * deep-root.png       a 32-layer LlamaForCausalLM's default root: the layers as one run box
 * deep-run.png        that run opened: its groups of ten calls
+* gpt2-heatmap.png    GPT2LMHeadModel's root in tlnetron serve's page, coloured by observed time
 
 Viewport 1200x800; ``optipng`` is used when installed.
 """
@@ -94,6 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         after = export(wrapped, tmp / "wrapped.onnx.json")
         head = export(trace("llama_lm"), tmp / "llama.onnx.json")
         deep = export(trace("llama_32"), tmp / "llama32.onnx.json")
+        gpt2 = export(trace("gpt2"), tmp / "gpt2.onnx.json")
 
         with netron_page() as netron:
             netron.page.set_viewport_size(VIEWPORT)
@@ -129,6 +131,17 @@ def main(argv: list[str] | None = None) -> int:
             written.append(shoot(netron, out / "deep-root.png"))
             netron.drill_into("model.layers")
             written.append(shoot(netron, out / "deep-run.png"))
+
+            from tlnetron.pages.serve import serve_files
+
+            served = serve_files(gpt2.artifact, gpt2.companion, browse=False)  # type: ignore[arg-type]
+            try:
+                netron.open_url(served.url + "?colour=time", frame="#netron")
+                netron.wait_title(" + companion")
+                netron.page.wait_for_selector("#tlnetron-legend div")  # the heat map painted its legend
+                written.append(shoot(netron, out / "gpt2-heatmap.png"))
+            finally:
+                served.server.stop()
 
             errors = netron.console_errors()
             if errors:
