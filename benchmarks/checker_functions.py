@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     tmp = Path(tempfile.mkdtemp(prefix="tlnetron-checker-"))
     rows = []
     print(f"onnx {onnx.__version__}\n")
-    from tlnetron.check.validation import check_onnx
+    from tlnetron.check.onnx_check import check_onnx
 
     print("| ops | functions | artifact MB | check_model | check_model(full_check=True) | full check per function | tlnetron's check_onnx | split |")
     print("|---:|---:|---:|---:|---:|---:|---:|---|")

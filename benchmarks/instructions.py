@@ -120,7 +120,8 @@ def _stage_calls(log: Any, g: str) -> list[Any]:
     from tlnetron.build.metadata import encode_metadata, model_metadata
     from tlnetron.build.artifact import build_model
     from tlnetron.read.trace import read_trace
-    from tlnetron.check.validation import check_onnx, companion_problems
+    from tlnetron.check.onnx_check import check_onnx
+    from tlnetron.check.validation import companion_problems
 
     # What export() reads with its defaults (the "meaningful" buffer policy reads less).
     options = {"show_buffers": "meaningful", "module_calls": g == "module", "brief_repeats": g == "rolled"}

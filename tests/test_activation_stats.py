@@ -26,7 +26,8 @@ from tlnetron.words.facts import stats_rows
 from tlnetron.errors import TlnetronError, TlnetronWarning
 from tlnetron.ir.trace import Honesty, OpIR, TensorStats, TraceIR
 from tlnetron.read.trace import read_trace, tensor_stats
-from tlnetron.check.validation import Shown, companion_problems
+from tlnetron.check.pairs import Shown
+from tlnetron.check.validation import companion_problems
 from tlnetron.options import ExportOptions
 from tlnetron.views.op import project_op
 

@@ -1,6 +1,6 @@
 """The checker runs with glibc's fastbins off on large models, and the heap is trimmed after it.
 
-``validation.check_onnx`` (through ``perf.checker_allocator``) turns glibc's fastbins off (``mallopt(M_MXFAST, 0)``) while
+``onnx_check.check_onnx`` (through ``perf.checker_allocator``) turns glibc's fastbins off (``mallopt(M_MXFAST, 0)``) while
 ``onnx.checker`` checks a model of at least ``FASTBINS_OFF_FROM_BYTES`` serialized bytes,
 restores glibc's default afterwards, also when the check fails, and then hands the heap the
 checker freed back to the system (``malloc_trim(0)``). Speed and memory measures only
@@ -20,7 +20,7 @@ import onnx
 import pytest
 
 from tlnetron import TlnetronWarning, perf
-from tlnetron.check import validation
+from tlnetron.check import onnx_check
 from tlnetron._generated.vocab import BufferPolicy, Granularity
 from tlnetron.pipeline import export_ir
 from tlnetron.ir.trace import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, OpIR, TraceIR
@@ -81,18 +81,18 @@ def test_fastbins_are_off_only_while_a_large_model_is_checked(tmp_path: Path, mo
     small = _model_bytes(10, tmp_path)
     monkeypatch.setattr(perf, "FASTBINS_OFF_FROM_BYTES", len(small) + 1)
     events = _recording(monkeypatch)
-    assert validation.check_onnx(small) is None
+    assert onnx_check.check_onnx(small) is None
     assert events == ["check"]  # below the size: the allocator is left alone
 
     large = _model_bytes(40, tmp_path)
     assert len(large) >= perf.FASTBINS_OFF_FROM_BYTES
     events.clear()
-    assert validation.check_onnx(large) is None
+    assert onnx_check.check_onnx(large) is None
     assert events == [(M_MXFAST, 0), "check", (M_MXFAST, perf._DEFAULT_MXFAST), ("trim", 0)]
     # A parsed model is measured by its serialized size too.
     events.clear()
     model = onnx.ModelProto.FromString(large)
-    assert validation.check_onnx(model) is None
+    assert onnx_check.check_onnx(model) is None
     assert events == [(M_MXFAST, 0), "check", (M_MXFAST, perf._DEFAULT_MXFAST), ("trim", 0)]
 
 
@@ -100,7 +100,7 @@ def test_the_default_comes_back_when_the_check_fails(tmp_path: Path, monkeypatch
     large = _model_bytes(40, tmp_path)
     monkeypatch.setattr(perf, "FASTBINS_OFF_FROM_BYTES", 1)
     events = _recording(monkeypatch, fail=True)
-    assert validation.check_onnx(large) == "made to fail"
+    assert onnx_check.check_onnx(large) == "made to fail"
     assert events == [(M_MXFAST, 0), "check", (M_MXFAST, perf._DEFAULT_MXFAST), ("trim", 0)]
 
 

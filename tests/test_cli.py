@@ -28,7 +28,8 @@ from tlnetron._generated.vocab import ERROR_CODE, GRANULARITY, VALIDATION_CODE, 
 from tlnetron.demo import DEMO_TRACES
 from tlnetron.errors import Opt, TlnetronError
 from tlnetron.options import check_options
-from tlnetron.check.validation import artifact_problems, companion_problems, parse_artifact, shown_in_model
+from tlnetron.check.pairs import shown_in_model
+from tlnetron.check.validation import artifact_problems, companion_problems, parse_artifact
 from zoo import ZooTrace
 
 SAVED_MODEL = "twice"  # small zoo model (module calls, a repeated call, two outputs)

@@ -34,15 +34,8 @@ from tlnetron.api import ExportResult
 from tlnetron.pipeline import export_ir
 from tlnetron.build.export_id import PLACEHOLDER, companion_with_id, export_id_of
 from tlnetron.ir.trace import Honesty, OpIR, TraceIR
-from tlnetron.check.validation import (
-    MISMATCH_MIN_ROWS,
-    artifact_export_id,
-    companion_export_id,
-    companion_problems,
-    pair_mismatch,
-    parse_artifact,
-    shown_in_model,
-)
+from tlnetron.check.pairs import MISMATCH_MIN_ROWS, artifact_export_id, companion_export_id, pair_mismatch, shown_in_model
+from tlnetron.check.validation import companion_problems, parse_artifact
 
 ID = re.compile(r"[0-9a-f]{32}")
 MISMATCH = ValidationCode.COMPANION_MISMATCH

@@ -40,7 +40,8 @@ from tlnetron._generated.vocab import (
     NodeRole,
 )
 from tlnetron.build.metadata import decode_metadata
-from tlnetron.check.validation import artifact_problems, companion_problems, shown_in_model
+from tlnetron.check.pairs import shown_in_model
+from tlnetron.check.validation import artifact_problems, companion_problems
 from tlnetron.words.model import DESCRIPTION_WIDTH, unwrapped
 
 ROOT = Path(__file__).resolve().parent.parent

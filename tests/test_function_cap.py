@@ -48,7 +48,7 @@ def test_calls_past_the_function_limit_are_inlined(zoo_trace: ZooTrace, tmp_path
     [("1.22.0", False), ("1.17.0", False), ("1.9.1", False), ("1.23.0", True), ("1.23.2", True), ("1.24.0rc1", True), ("2.0.0", True), ("dev", False)],
 )
 def test_which_onnx_checks_functions_in_quadratic_time(version: str, quadratic: bool) -> None:
-    from tlnetron.check.validation import checker_is_quadratic
+    from tlnetron.check.onnx_check import checker_is_quadratic
 
     assert checker_is_quadratic(version) is quadratic
 
@@ -61,7 +61,7 @@ def test_a_quadratic_checker_is_named_with_its_remedy_never_in_the_artifact(
     model reaches it), the installed onnx's quadratic check is named with its remedy, in
     the result's warnings but not in the artifact (it is about this machine, not the trace)."""
     import tlnetron.check.advisories as advisories
-    from tlnetron.check.validation import checker_is_quadratic
+    from tlnetron.check.onnx_check import checker_is_quadratic
 
     log = zoo_trace("bert")
     n = tlnetron.export(log, tmp_path / "probe.onnx.json", attachment=False).function_count

@@ -255,7 +255,7 @@ def test_case_variants_sharing_one_companion_take_turns(tmp_path: Path) -> None:
         p.join(timeout=120)
     assert all(p.exitcode == 0 for p in procs)
     companion = json.loads((tmp_path / COMPANION).read_bytes())
-    from tlnetron.check.validation import artifact_export_id, companion_export_id
+    from tlnetron.check.pairs import artifact_export_id, companion_export_id
     ids = {artifact_export_id(json.loads((tmp_path / name).read_bytes())) for name in ("m.onnx.json", "m.onnx.JSON")}
     assert companion_export_id(companion) in ids
     assert hidden(tmp_path) == []

@@ -20,14 +20,14 @@ from zoo import ZooTrace
 
 import tlnetron
 import tlnetron.pipeline
-from tlnetron.check import validation
+from tlnetron.check import onnx_check
 from tlnetron._generated.vocab import Domain
 
 
 @pytest.fixture
 def forced(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(validation, "SPLIT_CHECK_FROM_FUNCTIONS", 0)
-    monkeypatch.setattr(validation, "checker_is_quadratic", lambda onnx_version=None: True)
+    monkeypatch.setattr(onnx_check, "SPLIT_CHECK_FROM_FUNCTIONS", 0)
+    monkeypatch.setattr(onnx_check, "checker_is_quadratic", lambda onnx_version=None: True)
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +81,7 @@ def test_the_split_check_gives_the_real_verdict(forced: None, module_view: onnx.
     except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as exc:
         real = str(exc).strip()
     split: list[bool] = []
-    assert validation.check_onnx(data, split=split) == real
+    assert onnx_check.check_onnx(data, split=split) == real
     assert split == [splits]
 
 
@@ -102,13 +102,13 @@ def test_a_split_export_passes_the_real_full_check(forced: None, zoo_trace: ZooT
 
 
 def test_every_piece_holds_few_functions(module_view: onnx.ModelProto, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(validation, "_SPLIT_CHUNK", 4)
-    pieces = list(validation._split_pieces(module_view))
-    stubs = {f.overload for p in pieces for f in p.functions if f.name == validation._STUB}
+    monkeypatch.setattr(onnx_check, "_SPLIT_CHUNK", 4)
+    pieces = list(onnx_check._split_pieces(module_view))
+    stubs = {f.overload for p in pieces for f in p.functions if f.name == onnx_check._STUB}
     assert all(len(p.functions) <= 4 + len(stubs) for p in pieces)
-    bodies = [f.overload for p in pieces[1:] for f in p.functions if f.name != validation._STUB]
+    bodies = [f.overload for p in pieces[1:] for f in p.functions if f.name != onnx_check._STUB]
     assert bodies == [f.overload for f in module_view.functions]  # every body once, in order
-    assert not any(n.domain == Domain.MODULE and n.op_type != validation._STUB for p in pieces for f in p.functions for n in f.node)
+    assert not any(n.domain == Domain.MODULE and n.op_type != onnx_check._STUB for p in pieces for f in p.functions for n in f.node)
 
 
 def test_a_schema_for_our_domains_turns_the_split_off(module_view: onnx.ModelProto) -> None:
@@ -116,7 +116,7 @@ def test_a_schema_for_our_domains_turns_the_split_off(module_view: onnx.ModelPro
     schema = onnx.defs.OpSchema(op, Domain.LOSSY, 1, inputs=[], outputs=[])
     onnx.defs.register_schema(schema)
     try:
-        assert "schema" in (validation.split_check_refusal(module_view) or "")
+        assert "schema" in (onnx_check.split_check_refusal(module_view) or "")
     finally:
         onnx.defs.deregister_schema(op, 1, Domain.LOSSY)
-    assert validation.split_check_refusal(module_view) is None
+    assert onnx_check.split_check_refusal(module_view) is None

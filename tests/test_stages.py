@@ -50,7 +50,9 @@ from tlnetron.build.artifact import build_model
 from tlnetron.options import ExportOptions
 from tlnetron.ir.drawing import PGraph, PNode, PValue, Projection, TensorType
 from tlnetron.check.schemas import SchemaViolation, validate
-from tlnetron.check.validation import Shown, check_onnx, companion_problems
+from tlnetron.check.onnx_check import check_onnx
+from tlnetron.check.pairs import Shown
+from tlnetron.check.validation import companion_problems
 from tlnetron.views import view
 from tlnetron.write.pair import staged_files
 

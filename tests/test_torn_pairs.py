@@ -47,7 +47,7 @@ def test_validate_reads_one_export_during_exports(busy: Path) -> None:
 
 
 def test_the_page_and_the_server_read_one_export_during_exports(busy: Path) -> None:
-    from tlnetron.check.validation import mismatched_pair
+    from tlnetron.check.pairs import mismatched_pair
     from tlnetron.read.files import companion_object
 
     def read(p: Path) -> bytes:

@@ -452,12 +452,8 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 def _validate(path: Path, companion_path: Path | None) -> list[Problem]:
     """Every problem of the artifact (and companion), each file read as Netron reads it."""
     from ._generated.vocab import ValidationCode
-    from .check.validation import (
-        artifact_problems,
-        companion_problems,
-        parse_artifact,
-        shown_in_model,
-    )
+    from .check.pairs import shown_in_model
+    from .check.validation import artifact_problems, companion_problems, parse_artifact
     from .read.files import JsonFile, read_json_file
     from .write.pair import read_pair
 

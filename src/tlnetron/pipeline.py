@@ -22,7 +22,9 @@ from .build.export_id import PLACEHOLDER
 from .build.metadata import encode_metadata, model_metadata
 from .check.advisories import checker_advisory, view_advisories
 from .check.schemas import SchemaViolation, validate, validate_each
-from .check.validation import Shown, check_onnx, companion_problems
+from .check.onnx_check import check_onnx
+from .check.pairs import Shown
+from .check.validation import companion_problems
 from .errors import Opt, TlnetronError, warn
 from .ir.drawing import PGraph, Projection
 from .ir.trace import DiffIR, TensorStats, TraceIR

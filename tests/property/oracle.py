@@ -47,7 +47,8 @@ from tlnetron._generated.vocab import CompanionRow
 from tlnetron.api import ExportResult
 from tlnetron.pipeline import export_ir
 from tlnetron.ir.trace import TraceIR
-from tlnetron.check.validation import artifact_problems, companion_problems, pair_mismatch, parse_artifact, shown_in_model
+from tlnetron.check.pairs import pair_mismatch, shown_in_model
+from tlnetron.check.validation import artifact_problems, companion_problems, parse_artifact
 
 from semantics import DOMAIN_LOSSY, DOMAIN_MODULE, bodies, check_facts, check_no_nonfinite_text, check_types
 

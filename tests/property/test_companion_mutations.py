@@ -33,7 +33,8 @@ from strategies import GRANULARITIES, trace_irs
 from tlnetron import cli
 from tlnetron._generated.vocab import BufferPolicy, CaptureStatus, Granularity, ValidationCode
 from tlnetron.ir.trace import Honesty, ModuleCallIR, OpIR, TraceIR
-from tlnetron.check.validation import Shown, companion_problems, shown_in_model
+from tlnetron.check.pairs import Shown, shown_in_model
+from tlnetron.check.validation import companion_problems
 
 CODE = ValidationCode.NETRON_ATTACHMENT_INVALID
 

@@ -41,7 +41,7 @@ def iter_nodes(projection: Projection) -> Iterator[PNode]:
 def drawn_values(projection: Projection) -> frozenset[str]:
     """Every value name Netron draws (up to its first line break): node outputs, and the
     inputs and outputs of the root graph and of each function body (what
-    :func:`tlnetron.check.validation.shown_in_model` collects from the written model)."""
+    :func:`tlnetron.check.pairs.shown_in_model` collects from the written model)."""
     names: set[str] = set()
     bodies = [projection.graph, *(fn.body for fn in projection.functions)]
     for body in bodies:

@@ -2,7 +2,7 @@
 
 Every export writes an export id into the artifact's model metadata
 (``torchlens.export_id``) and into its companion (the model row of the same name), so a
-pair can be matched (:func:`tlnetron.check.validation.pair_mismatch`). The id is derived from
+pair can be matched (:func:`tlnetron.check.pairs.pair_mismatch`). The id is derived from
 the files' content, so exports stay deterministic: both files are first built with
 :data:`PLACEHOLDER` (32 ``'0'`` characters) where the id goes, and the id is the first 32
 hex digits of the sha256 of the artifact's bytes followed by the companion's bytes (the

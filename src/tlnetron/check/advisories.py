@@ -11,7 +11,7 @@ from ..errors import Opt, Text
 from ..ir.drawing import ELEM_TYPES, Projection
 from ..ir.trace import TraceIR
 from ..views.nodes import LEGIBILITY_BUDGET
-from .validation import QUADRATIC_CHECK_FROM_FUNCTIONS, checker_is_quadratic
+from .onnx_check import QUADRATIC_CHECK_FROM_FUNCTIONS, checker_is_quadratic
 
 __all__ = ["Advisory", "checker_advisory", "view_advisories"]
 
@@ -64,7 +64,7 @@ def view_advisories(projection: Projection, ir: TraceIR, path: Path | None) -> l
 
 def checker_advisory(n_functions: int, check_seconds: float, split: bool = False) -> Advisory | None:
     """About this machine's onnx, not the artifact: its full check is quadratic in functions
-    (unless the check ran split, ``validation.check_onnx``: then it was linear)."""
+    (unless the check ran split, ``onnx_check.check_onnx``: then it was linear)."""
     if split or n_functions < QUADRATIC_CHECK_FROM_FUNCTIONS or not checker_is_quadratic():
         return None
     return (WarningCode.ONNX_CHECKER_QUADRATIC, (

@@ -414,7 +414,7 @@ def page_from_files(
     _check_model(artifact.name, data, outcome)
     pair = (companion.name, cdata) if companion is not None and cdata is not None else None
     if pair is not None:
-        from ..check.validation import mismatched_pair
+        from ..check.pairs import mismatched_pair
 
         refusal = mismatched_pair((artifact.name, data), (pair[0], companion_object(*pair)), f"leave out {attachment_flag} for the model alone")
         if refusal is not None:

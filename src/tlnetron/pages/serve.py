@@ -373,7 +373,7 @@ def serve_bytes(
     if gate:
         warn(WarningCode.NETRON_APP_EXPIRED, gate)
     if companion is not None:
-        from ..check.validation import mismatched_pair
+        from ..check.pairs import mismatched_pair
 
         refusal = mismatched_pair(model, (companion[0], companion_object(*companion)), "serve the model alone without --attachment")
         if refusal is not None:
