@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 
 from tlnetron.words import diff as words_diff
-from tlnetron.words import docs as words_docs
 from tlnetron.words import facts as words_facts
+from tlnetron.words.node import word_node
 from tlnetron._generated.vocab import METRICS, PASSES_ROW, CompanionRow, InclusiveWording, MetaKey, NodeMeta
 from tlnetron.ir.facts import DiffFacts, Facts
 from tlnetron.ir.trace import DiffRow, TensorStats
@@ -84,7 +84,8 @@ def test_a_nodes_rows_are_its_facts_and_own_rows_sorted_then_its_diff() -> None:
         metadata=((NodeMeta.INPUT_NAMES, "['input']"),), facts=OP,
         diff=DiffFacts(rows=(DiffRow("changed", "relu_1_1", "relu_1_1", 0.25, None, None),), inside=False),
     )  # fmt: skip
-    assert words_facts.node_rows(node) == (
+    said = word_node(node)
+    assert said.metadata == (
         (NodeMeta.CAPTURED_BYTES, "3,072 B (3 KiB) captured output tensor"),
         (NodeMeta.ESTIMATED_FLOPS, "1,234,567 FLOPs (1.23 MFLOPs) (estimate)"),
         (NodeMeta.INPUT_NAMES, "['input']"),
@@ -93,7 +94,9 @@ def test_a_nodes_rows_are_its_facts_and_own_rows_sorted_then_its_diff() -> None:
         (NodeMeta.DIFF_MAX_ABS_DELTA, "0.25"),
         (NodeMeta.DIFF_REFERENCE_LABEL, "relu_1_1"),
     )
-    assert words_docs.node_doc(node) == "\nDiff against the baseline: changed (the baseline's relu_1_1); largest absolute difference 0.25."
+    assert said.doc == "\nDiff against the baseline: changed (the baseline's relu_1_1); largest absolute difference 0.25."
+    # worded once: the companion's diff and metric rows are the same words
+    assert said.diff == said.metadata[-3:] and said.metrics == tuple(words_facts.companion_metric_rows(OP))
 
 
 def test_diff_facts_of_the_ops_inside_a_box() -> None:
@@ -107,7 +110,7 @@ def test_diff_facts_of_the_ops_inside_a_box() -> None:
         (NodeMeta.DIFF_ROW_COUNTS, "zero 1, changed 2 (over 3 op rows inside)"),
         (NodeMeta.DIFF_MAX_ABS_DELTA, "0.5 (largest among the ops inside)"),
     )
-    assert words_diff.diff_sentence(inside) == (
+    assert words_diff.diff_sentence(dict(words_diff.diff_rows(inside))) == (
         "Diff against the baseline, over the ops inside: zero 1, changed 2 (over 3 op rows inside); "
         "largest absolute difference 0.5 (largest among the ops inside)."
     )
@@ -161,4 +164,4 @@ def test_a_new_metric_needs_only_a_table_row(monkeypatch: pytest.MonkeyPatch) ->
     assert (NodeMeta.OBSERVED_DURATION, "1 op(s) ran") in words_facts.fact_rows(Facts(op_count=1))
     assert words_facts.companion_metric_rows(Facts(op_count=1)) == [(CompanionRow.EXPORTED_NODES, 1)]
     node = PNode("n", "op", "ai.torchlens.lossy", "op", (), ("n",), facts=Facts(op_count=1))
-    assert words_facts.node_rows(node) == ((NodeMeta.OBSERVED_DURATION, "1 op(s) ran"),)
+    assert word_node(node).metadata == ((NodeMeta.OBSERVED_DURATION, "1 op(s) ran"),)

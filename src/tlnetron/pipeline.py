@@ -34,8 +34,8 @@ from .progress import Progress, Steps
 from .result import ExportResult
 from .views import view
 from .views.diff import apply_diff
-from .words.facts import node_rows
 from .words.model import graph_doc, model_description
+from .words.node import NodeWords, word_nodes
 from .write.pair import companion_path_for, staged_files
 
 __all__ = ["PAGE_COMMAND", "counts", "export_ir", "project", "run", "shown"]
@@ -114,23 +114,26 @@ def _artifact_invalid(what: str) -> TlnetronError:
     )
 
 
-def _validate_nodes(projection: Projection) -> dict[int, tuple[tuple[str, str], ...]]:
-    """Every node's metadata rows, worded once and validated; by ``id(node)`` (the
-    projection holds every node until the build has read them)."""
+def _validate_nodes(projection: Projection) -> dict[str, NodeWords]:
+    """Every node worded once (:class:`~tlnetron.words.node.NodeWords`, by name) and its
+    metadata validated; the builder and the companion read these records."""
     nodes = list(iter_nodes(projection))
-    rows = {id(node): node_rows(node) for node in nodes}
+    try:
+        words = word_nodes(nodes)
+    except ValueError as exc:
+        raise _artifact_invalid(str(exc)) from None
     try:
         validate_each(
             "node-properties",
             (
-                {"role": node.role, "attributes": dict(node.attributes), "metadata": dict(rows[id(node)])}
+                {"role": node.role, "attributes": dict(node.attributes), "metadata": dict(words[node.name].metadata)}
                 for node in nodes
             ),
         )
     except SchemaViolation as exc:
         name = nodes[exc.index].name if exc.index is not None else "?"
         raise _artifact_invalid(f"node {name!r}: {exc} at {exc.path}") from None
-    return rows
+    return words
 
 
 def _validated_metadata(meta: dict[str, Any], baseline: Baseline | None) -> None:
@@ -142,7 +145,8 @@ def _validated_metadata(meta: dict[str, Any], baseline: Baseline | None) -> None
         raise _artifact_invalid(f"model metadata: {exc} at {exc.path}") from None
 
 
-def _companion(projection: Projection, ir: TraceIR, artifact_name: str, steps: Steps) -> tuple[bytes | None, TlnetronError | None]:
+def _companion(projection: Projection, ir: TraceIR, artifact_name: str, steps: Steps,
+               words: dict[str, NodeWords]) -> tuple[bytes | None, TlnetronError | None]:
     """The companion's bytes, or the refusal its rows earn (raised only after the checker,
     which names an invalid artifact first)."""
     values = drawn_values(projection)
@@ -161,6 +165,7 @@ def _companion(projection: Projection, ir: TraceIR, artifact_name: str, steps: S
         stats=stats,
         values=values,
         layers=layers,
+        words=words,
     )
     steps.within(35, 100)
     problems = list(companion_problems(companion, shown(projection, values), built=True))
@@ -206,7 +211,7 @@ def run(
     steps.begin("metadata")
     meta = model_metadata(projection, ir, counts=tally, warnings=codes, baseline=baseline)
     _validated_metadata(meta, baseline)
-    node_metadata = _validate_nodes(projection)
+    node_words = _validate_nodes(projection)
     companion_path = companion_path_for(path) if path is not None and options.writes_companion else None
     # replaced in this order
     destinations = [page] if page is not None else [p for p in (path, companion_path) if p is not None]
@@ -220,7 +225,7 @@ def run(
         companion_refusal: TlnetronError | None = None
         if companion_path is not None and path is not None:
             steps.begin("companion")
-            companion_data, companion_refusal = _companion(projection, ir, path.name, steps)
+            companion_data, companion_refusal = _companion(projection, ir, path.name, steps, node_words)
         steps.begin("build")
         try:
             # Built a part at a time: only the finished bytes remain when the checker parses
@@ -233,14 +238,14 @@ def run(
                 model_doc=model_description(meta, ir.model_class),
                 progress=steps.ticks(0.8),
                 companion=companion_data,
-                rows=node_metadata,
+                words=node_words,
             )
         except ValueError as exc:
             raise _artifact_invalid(str(exc)) from None
         artifact_data, model_data, companion_data, export_id = built.json, built.proto, built.companion, built.export_id
         n_functions = len(projection.functions)
         # Freed before the checker allocates its copy of the model: a lower peak.
-        del built, projection, node_metadata
+        del built, projection, node_words
         if page is None:
             if companion_path is not None and companion_data is not None:
                 out.stage(companion_path, companion_data)

@@ -22,8 +22,8 @@ from .._generated.vocab import NODE_ATTRIBUTE_TYPES, Domain, MetaKey
 from .._records import record
 from ..ir.drawing import PFunction, PGraph, PNode, Projection, PValue, SequenceType, ValueType
 from ..progress import every_share, report_every
-from ..words.docs import empty_value_doc, node_doc
-from ..words.facts import node_rows
+from ..words.docs import empty_value_doc
+from ..words.node import NodeWords, word_node
 from ..words.model import DISCLAIMER
 from . import _onnx as onnx  # onnx without its __init__ (numpy, ml_dtypes)
 from .export_id import PLACEHOLDER, companion_with_id, export_id_of
@@ -100,10 +100,10 @@ class _Builder:
         self,
         progress: Callable[[int, int], None] | None = None,
         total_nodes: int = 0,
-        rows: Mapping[int, tuple[tuple[str, str], ...]] | None = None,
+        words: Mapping[str, NodeWords] | None = None,
         imports: tuple[tuple[str, int], ...] = _OPSETS,
     ) -> None:
-        self.rows = rows
+        self.words = words
         self.opsets = imports
         self.opset_json = [{"domain": d, "version": str(v)} for d, v in imports]
         every = report_every(total_nodes)
@@ -178,11 +178,12 @@ class _Builder:
                 attrs.append(known[1])
             fields["attribute"] = protos
             out["attribute"] = attrs
-        doc = node_doc(node)
+        words = word_node(node) if self.words is None else self.words[node.name]
+        doc = words.doc
         if doc:
             fields["doc_string"] = doc
             out["docString"] = doc
-        rows = node_rows(node) if self.rows is None else self.rows[id(node)]
+        rows = words.metadata
         if rows:
             props = self.prop_json
             items: list[Json] = []
@@ -347,7 +348,7 @@ def build_model(
     model_doc: str = "",
     progress: Callable[[int, int], None] | None = None,
     companion: bytes | None = None,
-    rows: Mapping[int, tuple[tuple[str, str], ...]] | None = None,
+    words: Mapping[str, NodeWords] | None = None,
 ) -> BuiltModel:
     """Build the artifact's ModelProto and its protobuf-JSON text (``MessageToDict`` shape),
     and write the export id into both and into the companion.
@@ -371,8 +372,8 @@ def build_model(
             (root graph and function bodies) on large views.
         companion: the companion's bytes, its export id row holding the placeholder; None
             when no companion is written.
-        rows: each node's metadata rows by ``id(node)``, when the caller worded them
-            already (:func:`~tlnetron.words.facts.node_rows` otherwise).
+        words: each node's words by its name, when the caller worded them already
+            (:func:`~tlnetron.words.node.word_node` otherwise).
 
     Raises:
         ValueError: no placeholder where the export id goes (a bug in tlnetron).
@@ -402,7 +403,7 @@ def build_model(
     parts = _Parts(head)
     del head
     total = len(projection.graph.nodes) + sum(len(f.body.nodes) for f in projection.functions) if progress else 0
-    builder = _Builder(progress, total, rows, imports)
+    builder = _Builder(progress, total, words, imports)
     out["graph"] = builder.graph(parts, projection.graph, graph_doc)
     if projection.functions:
         out["functions"] = builder.functions(parts, projection.functions)

@@ -21,8 +21,8 @@ from .._generated.vocab import (
 from ..ir.drawing import PNode, Projection
 from ..ir.trace import TensorStats
 from ..read.stats import merged_stats
-from ..words.diff import diff_rows
-from ..words.facts import companion_metric_rows, share_rows, stats_rows, total_rows
+from ..words.facts import share_rows, stats_rows, total_rows
+from ..words.node import NodeWords, word_node
 from .export_id import PLACEHOLDER
 from .serialize import dumps_bytes
 
@@ -72,6 +72,7 @@ def build_companion(
     stats: Sequence[tuple[str, TensorStats]] = (),
     values: frozenset[str] | None = None,
     layers: Mapping[str, str] | None = None,
+    words: Mapping[str, NodeWords] | None = None,
 ) -> dict[str, Any]:
     """The companion object for ``projection`` (not yet validated).
 
@@ -82,7 +83,8 @@ def build_companion(
     (``layers`` maps each pass's op name to it): its rows state every pass's statistics
     merged (:func:`~tlnetron.read.stats.merged_stats`; the op view shows each
     pass's). The model row ``first non-finite output`` names the first op of ``stats``
-    holding a NaN or an Inf.
+    holding a NaN or an Inf. ``words`` are the nodes' words by name, when the caller worded
+    them already (:func:`~tlnetron.words.node.word_node` otherwise).
 
     ``export_id`` is the first metadata row's value: the export leaves it at
     :data:`~tlnetron.build.export_id.PLACEHOLDER`, which
@@ -102,17 +104,18 @@ def build_companion(
     for node in iter_nodes(projection):
         n_nodes += 1
         f = node.facts
+        said = word_node(node) if words is None else words[node.name]
         # Netron matches a target against a name up to its first line break; a name that
         # still collides there is refused by the cross-reference check (duplicate rows).
         target = node.name.split("\n", 1)[0]
-        for name, value in companion_metric_rows(f):
+        for name, value in said.metrics:
             append(_row(node_kind, target, name, value))
         # Shares answer "where does the time go?" for module calls (the boxes of the
         # architecture diagram); on single ops they would only repeat the metrics.
         if f.inclusive:
             for name, share in share_rows(f, totals):
                 metadata.append(_row(node_kind, target, name, share))
-        for key, value in diff_rows(node.diff) if node.diff is not None else ():
+        for key, value in said.diff:
             metadata.append(_row(node_kind, target, key, value))
     for name, value in total_rows(totals):
         metrics.append(_row(CompanionKind.MODEL, "", name, value))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from .._generated.vocab import (
     DIFF_STATUS,
     NodeMeta,
@@ -45,10 +47,9 @@ def _row_rows(row: DiffRow) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-def diff_sentence(diff: DiffFacts) -> str:
-    """A node's diff facts as one sentence of its description, which Netron shows at full
-    width (the metadata rows' names are cut to ``torchlens.diff.ma…`` in the sidebar)."""
-    f = dict(diff_rows(diff))
+def diff_sentence(f: Mapping[str, str]) -> str:
+    """A node's diff rows (:func:`diff_rows`) as one sentence of its description, which Netron
+    shows at full width (the metadata rows' names are cut to ``torchlens.diff.ma…`` in the sidebar)."""
     if NodeMeta.DIFF_ROW_COUNTS in f:
         text = f"Diff against the baseline, over the ops inside: {f[NodeMeta.DIFF_ROW_COUNTS]}"
     else:

@@ -6,10 +6,9 @@ from .._generated.vocab import (
     NODE_TEXT_MAX_LENGTH,
     NodeAttr,
 )
-from ..ir.drawing import DepthChoice, Opening, PNode, RunIR, shape_text
+from ..ir.drawing import DepthChoice, Opening, RunIR, shape_text
 from ..ir.facts import Facts
 from ..ir.trace import ModuleCallIR, OpIR
-from .diff import diff_sentence
 from .facts import function_doc_line
 from .text import full_texts
 
@@ -21,7 +20,6 @@ __all__ = [
     "empty_value_doc",
     "function_doc",
     "hidden_text",
-    "node_doc",
     "op_doc",
     "recurrence_text",
     "run_doc",
@@ -61,11 +59,6 @@ def empty_value_doc(shape: tuple[int | None, ...] | None) -> str:
         return ""
     dims = ", ".join("?" if d is None else str(d) for d in shape) + ("," if len(shape) == 1 else "")
     return f"an empty tensor, shape ({dims}): Netron prints a dimension of size 0 as ?"
-
-
-def node_doc(node: PNode) -> str:
-    """``node``'s description as written: its own, then its diff facts in one sentence."""
-    return node.doc if node.diff is None else f"{node.doc}\n{diff_sentence(node.diff)}"
 
 
 def depth_reason(choice: DepthChoice) -> str | None:

@@ -25,11 +25,9 @@ from .._generated.vocab import (
     Metric,
     NodeWording,
 )
-from ..ir.drawing import PNode
 from ..ir.facts import Facts
 from ..ir.trace import TensorStats
 from ..perf import export_memo
-from .diff import diff_rows
 
 __all__ = [
     "bytes_text",
@@ -41,7 +39,6 @@ __all__ = [
     "fact_rows",
     "flops_text",
     "function_doc_line",
-    "node_rows",
     "share_rows",
     "stats_rows",
     "total_meta",
@@ -184,13 +181,6 @@ def fact_rows(facts: Facts) -> list[tuple[str, str]]:
             continue
         rows.append((key, render(value, facts)))
     return rows
-
-
-def node_rows(node: PNode) -> tuple[tuple[str, str], ...]:
-    """Every metadata row of ``node`` as written: its facts and own rows sorted, then its diff rows."""
-    facts = fact_rows(node.facts)
-    rows: Iterable[tuple[str, str]] = sorted([*facts, *node.metadata]) if facts else node.metadata
-    return (*rows, *diff_rows(node.diff)) if node.diff is not None else tuple(rows)
 
 
 def companion_metric_rows(facts: Facts) -> list[tuple[str, Any]]:

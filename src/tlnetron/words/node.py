@@ -1,0 +1,52 @@
+"""Everything said about one drawn node, worded once into :class:`NodeWords`: the artifact's
+builder (its metadataProps and docString) and the companion (its metric and diff rows) both
+read the record, so a node's facts and diff are never worded twice."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from ..ir.drawing import PNode
+from .diff import diff_rows, diff_sentence
+from .facts import companion_metric_rows, fact_rows
+
+__all__ = ["NodeWords", "word_node", "word_nodes"]
+
+
+@dataclass(frozen=True, slots=True)
+class NodeWords:
+    """One node's words, as every file states them."""
+
+    metadata: tuple[tuple[str, str], ...]
+    """Its metadataProps as written: its facts and own rows sorted, then its diff rows."""
+    diff: tuple[tuple[str, str], ...]
+    """Its diff rows alone (the last of ``metadata``), which the companion repeats as rows."""
+    metrics: tuple[tuple[str, Any], ...]
+    """The companion's metric rows of its facts, in the companion's order."""
+    doc: str
+    """Its docString: the description, then the diff sentence when it has diff facts."""
+
+
+def word_node(node: PNode) -> NodeWords:
+    """Word ``node`` once (see :class:`NodeWords`)."""
+    diff = diff_rows(node.diff) if node.diff is not None else ()
+    facts = fact_rows(node.facts)
+    rows: Iterable[tuple[str, str]] = sorted([*facts, *node.metadata]) if facts else node.metadata
+    doc = node.doc if node.diff is None else f"{node.doc}\n{diff_sentence(dict(diff))}"
+    return NodeWords((*rows, *diff), diff, tuple(companion_metric_rows(node.facts)), doc)
+
+
+def word_nodes(nodes: Iterable[PNode]) -> dict[str, NodeWords]:
+    """Every node's words by its name (names are unique in a drawing: the companion targets them).
+
+    Raises:
+        ValueError: two nodes share a name (a bug in a view).
+    """
+    words: dict[str, NodeWords] = {}
+    for node in nodes:
+        if node.name in words:
+            raise ValueError(f"two drawn nodes are named {node.name!r}")
+        words[node.name] = word_node(node)
+    return words
