@@ -35,7 +35,7 @@ from .result import ExportResult
 from .views import view
 from .views.diff import apply_diff
 from .words.model import graph_doc, model_description
-from .words.node import NodeWords, word_nodes
+from .words.node import NodeWords, word_nodes, words_of
 from .write.pair import companion_path_for, staged_files
 
 __all__ = ["PAGE_COMMAND", "counts", "export_ir", "project", "run", "shown"]
@@ -118,15 +118,12 @@ def _validate_nodes(projection: Projection) -> dict[str, NodeWords]:
     """Every node worded once (:class:`~tlnetron.words.node.NodeWords`, by name) and its
     metadata validated; the builder and the companion read these records."""
     nodes = list(iter_nodes(projection))
-    try:
-        words = word_nodes(nodes)
-    except ValueError as exc:
-        raise _artifact_invalid(str(exc)) from None
+    words = word_nodes(nodes)
     try:
         validate_each(
             "node-properties",
             (
-                {"role": node.role, "attributes": dict(node.attributes), "metadata": dict(words[node.name].metadata)}
+                {"role": node.role, "attributes": dict(node.attributes), "metadata": dict(words_of(node, words).metadata)}
                 for node in nodes
             ),
         )

@@ -23,7 +23,7 @@ from .._records import record
 from ..ir.drawing import PFunction, PGraph, PNode, Projection, PValue, SequenceType, ValueType
 from ..progress import every_share, report_every
 from ..words.docs import empty_value_doc
-from ..words.node import NodeWords, word_node
+from ..words.node import NodeWords, words_of
 from ..words.model import DISCLAIMER
 from . import _onnx as onnx  # onnx without its __init__ (numpy, ml_dtypes)
 from .export_id import PLACEHOLDER, companion_with_id, export_id_of
@@ -178,7 +178,7 @@ class _Builder:
                 attrs.append(known[1])
             fields["attribute"] = protos
             out["attribute"] = attrs
-        words = word_node(node) if self.words is None else self.words[node.name]
+        words = words_of(node, self.words)
         doc = words.doc
         if doc:
             fields["doc_string"] = doc

@@ -22,7 +22,7 @@ from ..ir.drawing import PNode, Projection
 from ..ir.trace import TensorStats
 from ..read.stats import merged_stats
 from ..words.facts import share_rows, stats_rows, total_rows
-from ..words.node import NodeWords, word_node
+from ..words.node import NodeWords, words_of
 from .export_id import PLACEHOLDER
 from .serialize import dumps_bytes
 
@@ -104,7 +104,7 @@ def build_companion(
     for node in iter_nodes(projection):
         n_nodes += 1
         f = node.facts
-        said = word_node(node) if words is None else words[node.name]
+        said = words_of(node, words)
         # Netron matches a target against a name up to its first line break; a name that
         # still collides there is refused by the cross-reference check (duplicate rows).
         target = node.name.split("\n", 1)[0]

@@ -4,7 +4,7 @@ read the record, so a node's facts and diff are never worded twice."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,7 +12,7 @@ from ..ir.drawing import PNode
 from .diff import diff_rows, diff_sentence
 from .facts import companion_metric_rows, fact_rows
 
-__all__ = ["NodeWords", "word_node", "word_nodes"]
+__all__ = ["NodeWords", "word_node", "word_nodes", "words_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,14 +39,20 @@ def word_node(node: PNode) -> NodeWords:
 
 
 def word_nodes(nodes: Iterable[PNode]) -> dict[str, NodeWords]:
-    """Every node's words by its name (names are unique in a drawing: the companion targets them).
-
-    Raises:
-        ValueError: two nodes share a name (a bug in a view).
-    """
+    """Every node's words by its name. A name two nodes share (a drawing the checker then
+    refuses) has no entry: readers word those nodes where they meet them (:func:`words_of`)."""
     words: dict[str, NodeWords] = {}
+    shared: set[str] = set()
     for node in nodes:
         if node.name in words:
-            raise ValueError(f"two drawn nodes are named {node.name!r}")
+            shared.add(node.name)
         words[node.name] = word_node(node)
+    for name in shared:
+        del words[name]
     return words
+
+
+def words_of(node: PNode, words: Mapping[str, NodeWords] | None) -> NodeWords:
+    """``node``'s record from ``words``, or worded now (no record, or a name nodes share)."""
+    said = None if words is None else words.get(node.name)
+    return word_node(node) if said is None else said
