@@ -50,7 +50,14 @@ def artifact_bytes(n_ops: int, tmp: Path) -> bytes:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            api.export_ir(scale.ir_for("blocks", n_ops), tmp / "b.onnx.json", granularity="module", depth=None, show_buffers="meaningful", attachment=False)
+            api.export_ir(
+                scale.ir_for("blocks", n_ops),
+                tmp / "b.onnx.json",
+                granularity="module",
+                depth=None,
+                show_buffers="meaningful",
+                attachment=False,
+            )
     finally:
         api.check_onnx = real
     return kept[-1]
@@ -80,7 +87,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"onnx {onnx.__version__}\n")
     from tlnetron.check.onnx_check import check_onnx
 
-    print("| ops | functions | artifact MB | check_model | check_model(full_check=True) | full check per function | tlnetron's check_onnx | split |")
+    print(
+        "| ops | functions | artifact MB | check_model | check_model(full_check=True) | full check per function | tlnetron's check_onnx | split |"
+    )
     print("|---:|---:|---:|---:|---:|---:|---:|---|")
     for n in [int(s) for s in args.sizes.split(",") if s]:
         data = artifact_bytes(n, tmp)
@@ -91,7 +100,17 @@ def main(argv: list[str] | None = None) -> int:
         full = timed(lambda: onnx.checker.check_model(data, full_check=True), args.reps)
         split: list[bool] = []
         ours = timed(lambda: check_onnx(data, functions=f, split=split), args.reps)
-        rows.append({"ops": n, "functions": f, "bytes": len(data), "check_s": plain, "full_check_s": full, "check_onnx_s": ours, "split": split[-1]})
+        rows.append(
+            {
+                "ops": n,
+                "functions": f,
+                "bytes": len(data),
+                "check_s": plain,
+                "full_check_s": full,
+                "check_onnx_s": ours,
+                "split": split[-1],
+            }
+        )
         print(
             f"| {n:,} | {f:,} | {len(data) / 2**20:.1f} | {plain * 1e3:.0f} ms | {full * 1e3:.0f} ms | {full / max(f, 1) * 1e6:.0f} µs "
             f"| {ours * 1e3:.0f} ms | {'yes' if split[-1] else 'no'} |",
@@ -103,7 +122,9 @@ def main(argv: list[str] | None = None) -> int:
     tmp.rmdir()
     out = args.out or HERE / "results" / f"checker-functions-{onnx.__version__}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"script": "benchmarks/checker_functions.py", "onnx": onnx.__version__, "rows": rows}, indent=1))
+    out.write_text(
+        json.dumps({"script": "benchmarks/checker_functions.py", "onnx": onnx.__version__, "rows": rows}, indent=1)
+    )
     print(f"\nwrote {out}")
     return 0
 

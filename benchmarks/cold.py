@@ -52,7 +52,9 @@ def child(model: str, granularity: str, exporter: str, out_dir: str) -> dict[str
         from tlnetron import export as tl_export
 
         def export() -> None:
-            tl_export(log, path, granularity=granularity, activation_stats=False)  # like the reference: no tensor statistics
+            tl_export(
+                log, path, granularity=granularity, activation_stats=False
+            )  # like the reference: no tensor statistics
     else:
         import torchlens.export as reference
 
@@ -129,7 +131,9 @@ def main(argv: list[str] | None = None) -> int:
             )
         print(f"|  |  | ratio (import + first) |  |  | {cold['tlnetron'] / cold['reference']:.2f} |  |")
     total, worst = import_profile()
-    print(f"\n`from tlnetron import export` after torch and torchlens, by -X importtime: {total * 1e3:,.0f} ms of self time; the largest:")
+    print(
+        f"\n`from tlnetron import export` after torch and torchlens, by -X importtime: {total * 1e3:,.0f} ms of self time; the largest:"
+    )
     for name, self_s in worst:
         print(f"  {self_s * 1e3:8,.1f} ms  {name}")
     return 0

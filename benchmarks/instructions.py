@@ -154,7 +154,9 @@ def _stage_calls(log: Any, g: str) -> list[Any]:
 
 def _dump_totals(prefix: Path) -> list[int]:
     """The ``summary:`` total of each dump ``<prefix>.<k>``, in dump order."""
-    dumps = sorted(prefix.parent.glob(prefix.name + ".*"), key=lambda p: int(p.suffix[1:]) if p.suffix[1:].isdigit() else -1)
+    dumps = sorted(
+        prefix.parent.glob(prefix.name + ".*"), key=lambda p: int(p.suffix[1:]) if p.suffix[1:].isdigit() else -1
+    )
     totals = []
     for path in dumps:
         if not path.suffix[1:].isdigit():
@@ -166,7 +168,9 @@ def _dump_totals(prefix: Path) -> list[int]:
     return totals
 
 
-def run_model(model: str, views: list[str], n: int, quick: bool, stages: bool, helper: Path, work: Path) -> dict[str, Any]:
+def run_model(
+    model: str, views: list[str], n: int, quick: bool, stages: bool, helper: Path, work: Path
+) -> dict[str, Any]:
     prefix = work / f"cg.{model}"
     files = work / model  # each model's child writes its own pair of files
     files.mkdir(exist_ok=True)
@@ -201,7 +205,9 @@ def table(results: list[dict[str, Any]]) -> str:
     ]
     for res in results:
         if "error" in res:
-            lines.append(f"| {res['model']} | - | error: {res['error'].splitlines()[-1] if res['error'] else '?'} | | | |")
+            lines.append(
+                f"| {res['model']} | - | error: {res['error'].splitlines()[-1] if res['error'] else '?'} | | | |"
+            )
             continue
         for row in res["rows"]:
             lines.append(
@@ -220,7 +226,9 @@ def table(results: list[dict[str, Any]]) -> str:
                 v = r["stages_ir"][name]
                 cells.append(f"{v / 1e6:,.2f} M ({100 * v / r['tlnetron_ir']:.0f}%)")
             body.append(f"| {name} | " + " | ".join(cells) + " |")
-        out += "\n\ntlnetron's stages, each alone (share of one whole export; files, warnings and frees are the rest):\n\n"
+        out += (
+            "\n\ntlnetron's stages, each alone (share of one whole export; files, warnings and frees are the rest):\n\n"
+        )
         out += "\n".join([head, sep, *body])
     return out
 
@@ -248,11 +256,16 @@ def main(argv: list[str] | None = None) -> int:
         names = [m for m in args.models.split(",") if m]
         print(f"counting {', '.join(names)} under callgrind ...", file=sys.stderr, flush=True)
         with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-            results = list(pool.map(lambda m: run_model(m, views, args.exports, args.quick, args.stages, helper, work), names))
+            results = list(
+                pool.map(lambda m: run_model(m, views, args.exports, args.quick, args.stages, helper, work), names)
+            )
         for res in results:
             print(f"{res['model']}:", file=sys.stderr)
             for row in res.get("rows", []):
-                print(f"  {row['view']:7s} tlnetron {row['tlnetron_ir'] / 1e6:8.1f} M  reference {row['reference_ir'] / 1e6:8.1f} M  ratio {row['ratio']:.3f}", file=sys.stderr)
+                print(
+                    f"  {row['view']:7s} tlnetron {row['tlnetron_ir'] / 1e6:8.1f} M  reference {row['reference_ir'] / 1e6:8.1f} M  ratio {row['ratio']:.3f}",
+                    file=sys.stderr,
+                )
             if "error" in res:
                 print(f"  error: {res['error']}", file=sys.stderr)
     print(table(results))
@@ -261,7 +274,12 @@ def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(HERE))
     import models
 
-    doc = {"exports_per_batch": args.exports, "quick": args.quick, "results": results, "source": models.src_fingerprint()}
+    doc = {
+        "exports_per_batch": args.exports,
+        "quick": args.quick,
+        "results": results,
+        "source": models.src_fingerprint(),
+    }
     out.write_text(json.dumps(doc, indent=2) + "\n")
     print(f"\nwrote {out}", file=sys.stderr)
     return 1 if any("error" in r for r in results) else 0

@@ -92,7 +92,11 @@ def main(argv: list[str] | None = None) -> int:
                 f"{name:<11} root {root['width']:>6.0f} x {root['height']:<5.0f} px, {root['boxes']:>2} boxes, "
                 f"{root['drill_boxes']} to drill into, {root['outputs']} outputs, drawn in {got['draw_s']:.2f} s "
                 f"({got['open_s']:.2f} s with the app's start and the companion)"
-                + (f"; run {run['width']:.0f} x {run['height']:.0f} px, {run['boxes']} boxes, {got['drill_s']:.2f} s" if run else ""),
+                + (
+                    f"; run {run['width']:.0f} x {run['height']:.0f} px, {run['boxes']} boxes, {got['drill_s']:.2f} s"
+                    if run
+                    else ""
+                ),
                 flush=True,
             )
             if args.chains and name in ("llama_32", "llama_80"):
@@ -104,7 +108,9 @@ def main(argv: list[str] | None = None) -> int:
                     tlnetron.views.runs.RUN_CHAIN_MAX = kept
                 results[f"{name} as one chain"] = chain
                 run = chain["run"]
-                print(f"{name:<11} the run as one chain: {run['width']:.0f} x {run['height']:.0f} px, drilled in {chain['drill_s']:.2f} s")
+                print(
+                    f"{name:<11} the run as one chain: {run['width']:.0f} x {run['height']:.0f} px, drilled in {chain['drill_s']:.2f} s"
+                )
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "legibility.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     return 0

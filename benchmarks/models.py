@@ -164,7 +164,9 @@ def _gpt2(quick: bool) -> tuple[nn.Module, tuple[Any, ...], dict[str, Any]]:
     from transformers import GPT2Config, GPT2LMHeadModel
 
     if quick:
-        cfg = GPT2Config(n_layer=2, n_embd=64, n_head=4, vocab_size=128, n_positions=64, bos_token_id=127, eos_token_id=127)
+        cfg = GPT2Config(
+            n_layer=2, n_embd=64, n_head=4, vocab_size=128, n_positions=64, bos_token_id=127, eos_token_id=127
+        )
         vocab, seq = 128, 16
     else:
         cfg = GPT2Config()
@@ -207,7 +209,14 @@ def _bert(quick: bool) -> tuple[nn.Module, tuple[Any, ...], dict[str, Any]]:
     from transformers import BertConfig, BertModel
 
     if quick:
-        cfg = BertConfig(vocab_size=128, hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128, max_position_embeddings=64)
+        cfg = BertConfig(
+            vocab_size=128,
+            hidden_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            intermediate_size=128,
+            max_position_embeddings=64,
+        )
         vocab, seq = 128, 16
     else:
         cfg = BertConfig()
@@ -275,7 +284,9 @@ def src_fingerprint() -> dict[str, str]:
             h.update(f.read_bytes())
     root = Path(__file__).resolve().parent.parent
     try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10).stdout.strip()
+        head = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10
+        ).stdout.strip()
     except Exception:
         head = "?"
     return {"tlnetron_from": str(pkg), "package_sha256": h.hexdigest()[:16], "work_tree_head": head}

@@ -179,7 +179,13 @@ def stage_table(log: Any, g: str, reps: int, tmp: Path, timer: StageTimer) -> di
         per["other (option checks, warnings, ExportResult, wrappers)"].append(total - staged)
     med_total = statistics.median(totals)
     rows = [(label, statistics.median(v)) for label, v in per.items()]
-    return {"granularity": g, "total_s": med_total, "stages": rows, "gc_s": statistics.median(gcs), "gc_collections": gc_counts[len(gc_counts) // 2]}
+    return {
+        "granularity": g,
+        "total_s": med_total,
+        "stages": rows,
+        "gc_s": statistics.median(gcs),
+        "gc_collections": gc_counts[len(gc_counts) // 2],
+    }
 
 
 def profile_top(log: Any, g: str, reps: int, top: int, tmp: Path) -> tuple[str, list[dict[str, Any]]]:
@@ -207,7 +213,9 @@ def profile_top(log: Any, g: str, reps: int, top: int, tmp: Path) -> tuple[str, 
                 if marker == "/src/tlnetron/":
                     short = "tlnetron/" + short
                 break
-        entries.append({"where": f"{short}:{line}({func})", "ncalls": nc / reps, "tottime_s": tt / reps, "cumtime_s": ct / reps})
+        entries.append(
+            {"where": f"{short}:{line}({func})", "ncalls": nc / reps, "tottime_s": tt / reps, "cumtime_s": ct / reps}
+        )
     entries.sort(key=lambda e: -e["cumtime_s"])
     entries = entries[:top]
     lines = [f"{'cum/export':>11s} {'self/export':>11s} {'calls/export':>12s}  function"]
@@ -234,7 +242,14 @@ def main(argv: list[str] | None = None) -> int:
     models.warm_torchlens()
     log, trace_s = models.trace(args.model, quick=args.quick)
     print(f"{args.model}{' (quick)' if args.quick else ''}: {len(log.ops)} ops, traced in {trace_s:.2f} s\n")
-    doc: dict[str, Any] = {"model": args.model, "quick": args.quick, "ops": len(log.ops), "trace_s": trace_s, "source": models.src_fingerprint(), "views": []}
+    doc: dict[str, Any] = {
+        "model": args.model,
+        "quick": args.quick,
+        "ops": len(log.ops),
+        "trace_s": trace_s,
+        "source": models.src_fingerprint(),
+        "views": [],
+    }
     with tempfile.TemporaryDirectory(prefix="tlnetron-prof-") as td:
         tmp = Path(td)
         # cProfile first, on the unwrapped functions
@@ -242,21 +257,29 @@ def main(argv: list[str] | None = None) -> int:
         timer = StageTimer()
         missing = install(timer)
         if missing:
-            print(f"(stage functions not found in tlnetron.pipeline / tlnetron.api / tlnetron.write.pair, not timed: {missing})\n")
+            print(
+                f"(stage functions not found in tlnetron.pipeline / tlnetron.api / tlnetron.write.pair, not timed: {missing})\n"
+            )
         for g in grans:
             st = stage_table(log, g, args.reps, tmp, timer)
             staged = sum(v for _, v in st["stages"])
-            print(f"## {g} view: tlnetron.export median {st['total_s'] * 1000:.1f} ms over {args.reps} exports (sum of the stage medians: {staged * 1000:.1f} ms)\n")
+            print(
+                f"## {g} view: tlnetron.export median {st['total_s'] * 1000:.1f} ms over {args.reps} exports (sum of the stage medians: {staged * 1000:.1f} ms)\n"
+            )
             print("| stage | median ms | share of the stage sum |")
             print("|---|---:|---:|")
             for label, v in st["stages"]:
                 print(f"| {label} | {v * 1000:.1f} | {v / staged:.0%} |")
             n0, n1, n2 = st["gc_collections"]
-            print(f"\nOf the total, {st['gc_s'] * 1000:.1f} ms ({st['gc_s'] / st['total_s']:.0%}) were cyclic-GC pauses "
-                  f"({n0}/{n1}/{n2} collections of generation 0/1/2; a generation-2 pass walks every object alive, the trace and the model included), "
-                  f"spread over the stages above.")
+            print(
+                f"\nOf the total, {st['gc_s'] * 1000:.1f} ms ({st['gc_s'] / st['total_s']:.0%}) were cyclic-GC pauses "
+                f"({n0}/{n1}/{n2} collections of generation 0/1/2; a generation-2 pass walks every object alive, the trace and the model included), "
+                f"spread over the stages above."
+            )
             text, entries = profiles[g]
-            print(f"\ncProfile, top {args.top} by cumulative time (tlnetron/onnx/protobuf/json only; per export, profiler overhead included):\n")
+            print(
+                f"\ncProfile, top {args.top} by cumulative time (tlnetron/onnx/protobuf/json only; per export, profiler overhead included):\n"
+            )
             print(text)
             print()
             doc["views"].append({**st, "profile_top": entries, "profile_text": text})

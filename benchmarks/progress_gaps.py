@@ -83,7 +83,9 @@ def main(argv: list[str] | None = None) -> int:
         from tlnetron.pipeline import export_ir
 
         def run(ir: Any, hook: Any = None) -> Any:
-            return export_ir(ir, path, granularity=g, depth=None, show_buffers="meaningful", attachment=None, progress=hook)
+            return export_ir(
+                ir, path, granularity=g, depth=None, show_buffers="meaningful", attachment=None, progress=hook
+            )
 
         run(scale.ir_for(args.variant, 1000))  # warm-up
         ir = scale.ir_for(args.variant, args.ops)

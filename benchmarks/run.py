@@ -149,7 +149,11 @@ def captured(log: Any, rounds: int) -> dict[str, Any]:
     from tlnetron.read.stats import one_thread, tensor_stats
 
     outs = [op.out for op in log.ops if isinstance(getattr(op, "out", None), torch.Tensor)]
-    arrays = [t.detach().float().numpy() if t.dtype.itemsize < 4 else t.detach().numpy() for t in outs if t.numel() and t.device.type == "cpu" and not t.dtype.is_complex]
+    arrays = [
+        t.detach().float().numpy() if t.dtype.itemsize < 4 else t.detach().numpy()
+        for t in outs
+        if t.numel() and t.device.type == "cpu" and not t.dtype.is_complex
+    ]
 
     def one_pass() -> None:
         for a in arrays:
@@ -184,7 +188,9 @@ def table(results: list[dict[str, Any]]) -> str:
             if "error_a" in r or "error_b" in r:
                 err = r.get("error_a") or r.get("error_b")
                 who = "tlnetron" if "error_a" in r else "reference"
-                lines.append(f"| {m['model']} | {m['ops']} | {m['trace_s']:.2f} s | {g} | ERROR ({who}): {err[:120]} | | | | | | |")
+                lines.append(
+                    f"| {m['model']} | {m['ops']} | {m['trace_s']:.2f} s | {g} | ERROR ({who}): {err[:120]} | | | | | | |"
+                )
                 continue
             verdict = "PASS" if r["median_ratio"] <= TARGETS[g] else "MISS"
             cold = "*" if r.get("cold") else ""
@@ -225,9 +231,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=None, help="warm rounds per row (default 7; 3 with --quick)")
     ap.add_argument("--quick", action="store_true", help="small configs of each model (smoke run)")
     ap.add_argument("--out", type=Path, default=None)
-    ap.add_argument("--dir", type=Path, default=None, help="write the exports under this folder (e.g. /dev/shm, to leave the disk out); default: the system's temporary folder")
     ap.add_argument(
-        "--activation-stats", action=argparse.BooleanOptionalAction, default=False,
+        "--dir",
+        type=Path,
+        default=None,
+        help="write the exports under this folder (e.g. /dev/shm, to leave the disk out); default: the system's temporary folder",
+    )
+    ap.add_argument(
+        "--activation-stats",
+        action=argparse.BooleanOptionalAction,
+        default=False,
         help="time tlnetron with activation statistics (default off: the reference computes none, so the comparison stays like for like)",
     )
     args = ap.parse_args(argv)
@@ -269,7 +282,10 @@ def main(argv: list[str] | None = None) -> int:
                 first_row = False
                 rows.append(r)
                 if "median_ratio" in r:
-                    print(f"  {g:7s} tlnetron {_fmt_s(r['median_a']):>8s}  reference {_fmt_s(r['median_b']):>8s}  ratio {r['median_ratio']:.2f}", flush=True)
+                    print(
+                        f"  {g:7s} tlnetron {_fmt_s(r['median_a']):>8s}  reference {_fmt_s(r['median_b']):>8s}  ratio {r['median_ratio']:.2f}",
+                        flush=True,
+                    )
                 else:
                     print(f"  {g:7s} ERROR: {r.get('error_a') or r.get('error_b')}", flush=True)
             entry = {"model": name, "ops": n_ops, "num_compute_ops": int(log.num_ops), "trace_s": trace_s, "rows": rows}
@@ -283,7 +299,9 @@ def main(argv: list[str] | None = None) -> int:
         md += "\n\n" + stats_table(results)
     print()
     print(md)
-    print("\n* = the process's first export call (true cold); other 'first call' numbers are the first call on that row, after earlier rows warmed shared code.")
+    print(
+        "\n* = the process's first export call (true cold); other 'first call' numbers are the first call on that row, after earlier rows warmed shared code."
+    )
     doc = {
         "script": "benchmarks/run.py",
         "quick": args.quick,

@@ -60,7 +60,15 @@ DIM = 64
 class _Builder:
     """Hands out torchlens-style labels (``<type>_<type index>_<ordinal>[:pass]``) and OpIRs."""
 
-    FLOPS = {"linear": 2 * DIM * DIM + DIM, "layernorm": 5 * DIM, "gelu": 14 * DIM, "add": DIM, "tanh": 10 * DIM, "relu": DIM, "mul": DIM}
+    FLOPS = {
+        "linear": 2 * DIM * DIM + DIM,
+        "layernorm": 5 * DIM,
+        "gelu": 14 * DIM,
+        "add": DIM,
+        "tanh": 10 * DIM,
+        "relu": DIM,
+        "mul": DIM,
+    }
     FUNC = {
         "linear": "linear",
         "layernorm": "_VariableFunctionsClass.layer_norm",
@@ -78,7 +86,17 @@ class _Builder:
         self.type_counts: dict[str, int] = {}
         self.ordinal = 0
         self.ops: list[Any] = [
-            OpIR(name="input_1", layer="input_1", pass_index=1, num_passes=1, op_type="input", role=ROLE_INPUT, shape=(1, DIM), dtype="float32", nbytes=4 * DIM)
+            OpIR(
+                name="input_1",
+                layer="input_1",
+                pass_index=1,
+                num_passes=1,
+                op_type="input",
+                role=ROLE_INPUT,
+                shape=(1, DIM),
+                dtype="float32",
+                nbytes=4 * DIM,
+            )
         ]
 
     def new_layer(self, op_type: str) -> str:
@@ -86,7 +104,19 @@ class _Builder:
         self.type_counts[op_type] = self.type_counts.get(op_type, 0) + 1
         return f"{op_type}_{self.type_counts[op_type]}_{self.ordinal}"
 
-    def op(self, layer: str, op_type: str, parents: tuple[str, ...], calls: tuple[str, ...] = (), *, pass_index: int = 1, num_passes: int = 1, path: str | None = None, linear: bool = False, where: str = "Block.forward") -> str:
+    def op(
+        self,
+        layer: str,
+        op_type: str,
+        parents: tuple[str, ...],
+        calls: tuple[str, ...] = (),
+        *,
+        pass_index: int = 1,
+        num_passes: int = 1,
+        path: str | None = None,
+        linear: bool = False,
+        where: str = "Block.forward",
+    ) -> str:
         from tlnetron.ir.trace import ROLE_OP
 
         name = layer if num_passes == 1 else f"{layer}:{pass_index}"
@@ -119,7 +149,20 @@ class _Builder:
     def finish(self, last: str, calls: list[Any], model_class: str) -> Any:
         from tlnetron.ir.trace import ROLE_OUTPUT, Honesty, OpIR, TraceIR
 
-        self.ops.append(OpIR(name="output_1", layer="output_1", pass_index=1, num_passes=1, op_type="output", role=ROLE_OUTPUT, shape=(1, DIM), dtype="float32", parents=(last,), ports=("arg0",)))
+        self.ops.append(
+            OpIR(
+                name="output_1",
+                layer="output_1",
+                pass_index=1,
+                num_passes=1,
+                op_type="output",
+                role=ROLE_OUTPUT,
+                shape=(1, DIM),
+                dtype="float32",
+                parents=(last,),
+                ports=("arg0",),
+            )
+        )
         n_compute = len(self.ops) - 2
         return TraceIR(
             ops=tuple(self.ops),
@@ -154,8 +197,21 @@ def ir_blocks(n_blocks: int) -> Any:
     x = "input_1"
     for i in range(n_blocks):
         blk, lin = f"blocks.{i}", f"blocks.{i}.lin"
-        calls.append(ModuleCallIR(label=f"{blk}:1", address=blk, call_index=1, class_name="Block", parent=None, num_params=_lin_params()))
-        calls.append(ModuleCallIR(label=f"{lin}:1", address=lin, call_index=1, class_name="Linear", parent=f"{blk}:1", num_params=_lin_params()))
+        calls.append(
+            ModuleCallIR(
+                label=f"{blk}:1", address=blk, call_index=1, class_name="Block", parent=None, num_params=_lin_params()
+            )
+        )
+        calls.append(
+            ModuleCallIR(
+                label=f"{lin}:1",
+                address=lin,
+                call_index=1,
+                class_name="Linear",
+                parent=f"{blk}:1",
+                num_params=_lin_params(),
+            )
+        )
         outer = (f"{blk}:1",)
         h = b.op(b.new_layer("linear"), "linear", (x,), (*outer, f"{lin}:1"), path=lin, linear=True)
         h = b.op(b.new_layer("layernorm"), "layernorm", (h,), outer, path=blk)
@@ -182,7 +238,16 @@ def ir_deep(n_blocks: int, fanout: int = 8) -> Any:
             if label not in seen:
                 seen.add(label)
                 n_inner = {"Stage": fanout * fanout, "Group": fanout, "Block": 1, "Linear": 1}[cls]
-                calls.append(ModuleCallIR(label=label, address=addr, call_index=1, class_name=cls, parent=parent, num_params=n_inner * _lin_params()))
+                calls.append(
+                    ModuleCallIR(
+                        label=label,
+                        address=addr,
+                        call_index=1,
+                        class_name=cls,
+                        parent=parent,
+                        num_params=n_inner * _lin_params(),
+                    )
+                )
             parent = label
         outer = tuple(f"{a_}:1" for a_ in addrs[:3])
         h = b.op(b.new_layer("linear"), "linear", (x,), (*outer, f"{addrs[3]}:1"), path=addrs[3], linear=True)
@@ -201,9 +266,29 @@ def ir_passes(steps: int, n_cells: int = 8) -> Any:
     calls = []
     for layer_i in range(n_cells):  # torchlens lists module calls grouped by module
         cell = f"cells.{layer_i}"
-        calls += [ModuleCallIR(label=f"{cell}:{t}", address=cell, call_index=t, class_name="Cell", parent=None, num_params=2 * _lin_params()) for t in range(1, steps + 1)]
+        calls += [
+            ModuleCallIR(
+                label=f"{cell}:{t}",
+                address=cell,
+                call_index=t,
+                class_name="Cell",
+                parent=None,
+                num_params=2 * _lin_params(),
+            )
+            for t in range(1, steps + 1)
+        ]
         for sub in ("ih", "hh"):
-            calls += [ModuleCallIR(label=f"{cell}.{sub}:{t}", address=f"{cell}.{sub}", call_index=t, class_name="Linear", parent=f"{cell}:{t}", num_params=_lin_params()) for t in range(1, steps + 1)]
+            calls += [
+                ModuleCallIR(
+                    label=f"{cell}.{sub}:{t}",
+                    address=f"{cell}.{sub}",
+                    call_index=t,
+                    class_name="Linear",
+                    parent=f"{cell}:{t}",
+                    num_params=_lin_params(),
+                )
+                for t in range(1, steps + 1)
+            ]
     h = ["input_1"] * n_cells
     inp = "input_1"
     for t in range(1, steps + 1):
@@ -287,7 +372,25 @@ def torch_models() -> tuple[type, type]:
 
 
 def _structure(ir: Any) -> tuple[Any, Any]:
-    ops = [(o.name, o.layer, o.pass_index, o.num_passes, o.op_type, o.role, o.shape, o.dtype, o.parents, o.ports, o.module_calls, o.module_path, o.num_params, o.params) for o in ir.ops]
+    ops = [
+        (
+            o.name,
+            o.layer,
+            o.pass_index,
+            o.num_passes,
+            o.op_type,
+            o.role,
+            o.shape,
+            o.dtype,
+            o.parents,
+            o.ports,
+            o.module_calls,
+            o.module_path,
+            o.num_params,
+            o.params,
+        )
+        for o in ir.ops
+    ]
     calls = sorted((c.label, c.address, c.call_index, c.class_name, c.parent, c.num_params) for c in ir.calls)
     return ops, calls
 
@@ -300,7 +403,10 @@ def verify() -> list[str]:
 
     BlocksModel, StackModel = torch_models()
     out = []
-    for name, model, synth in (("blocks", BlocksModel(3), ir_blocks(3)), ("passes", StackModel(3, n_cells=8), ir_passes(3, n_cells=8))):
+    for name, model, synth in (
+        ("blocks", BlocksModel(3), ir_blocks(3)),
+        ("passes", StackModel(3, n_cells=8), ir_passes(3, n_cells=8)),
+    ):
         torch.manual_seed(0)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -312,7 +418,9 @@ def verify() -> list[str]:
         if not ok:
             diffs = [(a, b) for a, b in zip(r_ops, s_ops) if a != b][:1] or [(r_calls[:2], s_calls[:2])]
             detail = f" first difference: real={diffs[0][0]} synthetic={diffs[0][1]}"
-        out.append(f"synthetic '{name}' IR {'matches' if ok else 'DIFFERS from'} torchlens' trace of the torch model ({len(r_ops)} ops, {len(r_calls)} module calls).{detail}")
+        out.append(
+            f"synthetic '{name}' IR {'matches' if ok else 'DIFFERS from'} torchlens' trace of the torch model ({len(r_ops)} ops, {len(r_calls)} module calls).{detail}"
+        )
     return out
 
 
@@ -378,7 +486,9 @@ def child_synthetic(variant: str, n_ops: int, g: str, reps: int, use_tracemalloc
     path = tmp / "s.onnx.json"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        export_ir(ir_for(variant, 200), path, granularity=g, depth=None, show_buffers="meaningful", attachment=None)  # warm-up
+        export_ir(
+            ir_for(variant, 200), path, granularity=g, depth=None, show_buffers="meaningful", attachment=None
+        )  # warm-up
     t0 = time.perf_counter()
     ir = ir_for(variant, n_ops)
     build_s = time.perf_counter() - t0
@@ -405,7 +515,13 @@ def child_synthetic(variant: str, n_ops: int, g: str, reps: int, use_tracemalloc
         user_s.append(r1.ru_utime - r0.ru_utime)
         sys_s.append(r1.ru_stime - r0.ru_stime)
         faults.append(r1.ru_minflt - r0.ru_minflt)
-        info = {"nodes": res.node_count, "functions": res.function_count, "warnings": list(res.warnings), "artifact_mb": path.stat().st_size / 2**20, "companion_mb": res.companion.stat().st_size / 2**20 if res.companion else 0.0}
+        info = {
+            "nodes": res.node_count,
+            "functions": res.function_count,
+            "warnings": list(res.warnings),
+            "artifact_mb": path.stat().st_size / 2**20,
+            "companion_mb": res.companion.stat().st_size / 2**20 if res.companion else 0.0,
+        }
         del res
     maxrss1 = _maxrss_mb()
     hwm = _status_mb("VmHWM") if reset else None
@@ -426,7 +542,9 @@ def child_synthetic(variant: str, n_ops: int, g: str, reps: int, use_tracemalloc
         "maxrss_after_mb": maxrss1,
         "vmhwm_after_mb": hwm,
         "peak_delta_mb": max(0.0, peak),
-        "peak_method": "VmHWM reset via /proc/self/clear_refs" if hwm is not None else "ru_maxrss (may include an earlier peak)",
+        "peak_method": "VmHWM reset via /proc/self/clear_refs"
+        if hwm is not None
+        else "ru_maxrss (may include an earlier peak)",
         **info,
     }
     if use_tracemalloc:
@@ -468,11 +586,14 @@ def child_torch(n_blocks: int, plan: list[tuple[str, str]]) -> None:
     for who, g in plan:
         print(json.dumps({"event": "start", "who": who, "granularity": g}), flush=True)
         if who == "tlnetron":
+
             def call() -> None:
                 tlnetron.export(log, tmp / "a.onnx.json", granularity=g, activation_stats=False)  # as run.py
         else:
+
             def call() -> None:
                 torchlens.export.netron(log, tmp / "b.onnx.json", granularity=g, attachment=True)
+
         times: list[float] = []
         while True:  # first call, then 2 more when it is quick (< 5 s)
             gc.collect()
@@ -483,12 +604,24 @@ def child_torch(n_blocks: int, plan: list[tuple[str, str]]) -> None:
                 times.append(time.perf_counter() - t0)
             if len(times) >= 3 or times[0] >= 5:
                 break
-        print(json.dumps({"event": "done", "who": who, "granularity": g, "times": times, "median_s": statistics.median(times)}), flush=True)
+        print(
+            json.dumps(
+                {"event": "done", "who": who, "granularity": g, "times": times, "median_s": statistics.median(times)}
+            ),
+            flush=True,
+        )
 
 
 def run_torch(n_blocks: int, plan: list[tuple[str, str]], timeout: float) -> dict[str, Any]:
     """Run child_torch in a subprocess; each export is killed after ``timeout`` s (trace time not counted)."""
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--child-torch", str(n_blocks), "--plan", ",".join(f"{w}:{g}" for w, g in plan)]
+    cmd = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "--child-torch",
+        str(n_blocks),
+        "--plan",
+        ",".join(f"{w}:{g}" for w, g in plan),
+    ]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     lines: queue.Queue[str | None] = queue.Queue()
 
@@ -536,7 +669,10 @@ def run_torch(n_blocks: int, plan: list[tuple[str, str]], timeout: float) -> dic
             assert current is not None
             current.update(times=msg["times"], median_s=msg["median_s"], timed_out=False)
             result["exports"].append(current)
-            print(f"    {current['who']:9s} {current['granularity']:7s} {msg['median_s']:.3f} s  (calls: {', '.join(f'{t:.3f}' for t in msg['times'])})", flush=True)
+            print(
+                f"    {current['who']:9s} {current['granularity']:7s} {msg['median_s']:.3f} s  (calls: {', '.join(f'{t:.3f}' for t in msg['times'])})",
+                flush=True,
+            )
             current = None
             deadline = time.monotonic() + 3600
     return result
@@ -549,10 +685,21 @@ def run_synthetic(variant: str, n_ops: int, g: str, reps: int, use_tracemalloc: 
     try:
         cp = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
-        return {"variant": variant, "granularity": g, "ops_requested": n_ops, "error": f"timed out after {timeout:.0f} s"}
+        return {
+            "variant": variant,
+            "granularity": g,
+            "ops_requested": n_ops,
+            "error": f"timed out after {timeout:.0f} s",
+        }
     if cp.returncode:
         tail = cp.stderr.strip().splitlines()[-1] if cp.stderr.strip() else f"exit {cp.returncode}"
-        return {"variant": variant, "granularity": g, "ops_requested": n_ops, "error": tail, "stderr": cp.stderr[-4000:]}
+        return {
+            "variant": variant,
+            "granularity": g,
+            "ops_requested": n_ops,
+            "error": tail,
+            "stderr": cp.stderr[-4000:],
+        }
     return json.loads(cp.stdout.strip().splitlines()[-1])
 
 
@@ -579,14 +726,19 @@ def synthetic_table(rows: list[dict[str, Any]], sizes: list[int]) -> str:
         + " | per-op growth (worst size / smallest) | user-CPU per-op growth (worst / smallest) | page faults per op, kernel µs per op (largest) |"
     )
     lines = [head, "|---|---|" + "---:|" * len(sizes) + "---:|---:|---:|"]
-    keys = sorted({(r["variant"], r["granularity"]) for r in rows}, key=lambda k: (VARIANTS.index(k[0]), GRANULARITIES.index(k[1])))
+    keys = sorted(
+        {(r["variant"], r["granularity"]) for r in rows},
+        key=lambda k: (VARIANTS.index(k[0]), GRANULARITIES.index(k[1])),
+    )
     for v, g in keys:
         cells = []
         per_op = []
         user_per_op = []
         last: dict[str, Any] | None = None
         for n in sizes:
-            r = next((r for r in rows if r["variant"] == v and r["granularity"] == g and r.get("ops_requested") == n), None)
+            r = next(
+                (r for r in rows if r["variant"] == v and r["granularity"] == g and r.get("ops_requested") == n), None
+            )
             if r is None:
                 cells.append("-")
             elif "error" in r:
@@ -601,7 +753,9 @@ def synthetic_table(rows: list[dict[str, Any]], sizes: list[int]) -> str:
                 cells.append(f"{_ms(r['median_s'])} / {us:.0f} µs / {r['peak_delta_mb']:.0f}{fns}")
         # Flat means flat at every size, not just at the ends: the worst size over the smallest.
         growth = f"{max(per_op[1:]) / per_op[0]:.2f}x" if len(per_op) >= 2 else "-"
-        user_growth = f"{max(user_per_op[1:]) / user_per_op[0]:.2f}x" if len(user_per_op) >= 2 and user_per_op[0] > 0 else "-"
+        user_growth = (
+            f"{max(user_per_op[1:]) / user_per_op[0]:.2f}x" if len(user_per_op) >= 2 and user_per_op[0] > 0 else "-"
+        )
         kernel = "-"
         if last is not None and "minor_faults" in last:
             kernel = f"{last['minor_faults'] / last['ops']:.1f}, {last['sys_s'] / last['ops'] * 1e6:.1f} µs"
@@ -630,7 +784,9 @@ def torch_table(results: list[dict[str, Any]], timeout: float) -> str:
                 ratio = f"{a['median_s'] / b['median_s']:.3f}"
             elif a and a.get("median_s") and b and b.get("timed_out"):
                 ratio = f"< {a['median_s'] / timeout:.3f}"
-            lines.append(f"| {r.get('ops', '?'):,} | {r.get('trace_s', 0):.1f} s | {g} | {fmt(a)} | {fmt(b)} | {ratio} |")
+            lines.append(
+                f"| {r.get('ops', '?'):,} | {r.get('trace_s', 0):.1f} s | {g} | {fmt(a)} | {fmt(b)} | {ratio} |"
+            )
     return "\n".join(lines)
 
 
@@ -647,12 +803,25 @@ def plot(rows: list[dict[str, Any]], torch_results: list[dict[str, Any]], out: P
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 5.0), dpi=80)
     for v in VARIANTS:
         for g in GRANULARITIES:
-            pts = sorted((r["ops"], r["median_s"] / r["ops"] * 1e6, r["peak_delta_mb"]) for r in rows if r["variant"] == v and r["granularity"] == g and "error" not in r)
+            pts = sorted(
+                (r["ops"], r["median_s"] / r["ops"] * 1e6, r["peak_delta_mb"])
+                for r in rows
+                if r["variant"] == v and r["granularity"] == g and "error" not in r
+            )
             if not pts:
                 continue
             xs = [p[0] for p in pts]
             ax1.plot(xs, [p[1] for p in pts], styles[g], color=colors[v], marker="o", ms=3, lw=1.2, label=f"{v} {g}")
-            ax2.plot(xs, [max(p[2], 0.1) for p in pts], styles[g], color=colors[v], marker="o", ms=3, lw=1.2, label=f"{v} {g}")
+            ax2.plot(
+                xs,
+                [max(p[2], 0.1) for p in pts],
+                styles[g],
+                color=colors[v],
+                marker="o",
+                ms=3,
+                lw=1.2,
+                label=f"{v} {g}",
+            )
     for who, marker, color in (("tlnetron", "s", "tab:blue"), ("reference", "x", "tab:red")):
         for g, fill in (("module", True), ("op", False)):
             pts = []
@@ -665,16 +834,46 @@ def plot(rows: list[dict[str, Any]], torch_results: list[dict[str, Any]], out: P
                     pts.append((r["ops"], s / r["ops"] * 1e6))
             if pts:
                 pts.sort()
-                ax1.plot([p[0] for p in pts], [p[1] for p in pts], "-" if g == "module" else "--", marker=marker, color=color, ms=7, lw=1.8,
-                         mfc=color if fill else "none", label=f"torch-traced: {who} {g}")
-    ax1.set(xscale="log", yscale="log", xlabel="ops in the trace", ylabel="export time per op (µs)", title="time per op (flat = linear)")
-    ax2.set(xscale="log", yscale="log", xlabel="ops in the trace", ylabel="peak RSS growth during export (MB)", title="peak memory (VmHWM - RSS before export)")
+                ax1.plot(
+                    [p[0] for p in pts],
+                    [p[1] for p in pts],
+                    "-" if g == "module" else "--",
+                    marker=marker,
+                    color=color,
+                    ms=7,
+                    lw=1.8,
+                    mfc=color if fill else "none",
+                    label=f"torch-traced: {who} {g}",
+                )
+    ax1.set(
+        xscale="log",
+        yscale="log",
+        xlabel="ops in the trace",
+        ylabel="export time per op (µs)",
+        title="time per op (flat = linear)",
+    )
+    ax2.set(
+        xscale="log",
+        yscale="log",
+        xlabel="ops in the trace",
+        ylabel="peak RSS growth during export (MB)",
+        title="peak memory (VmHWM - RSS before export)",
+    )
     for ax in (ax1, ax2):
         ax.grid(True, which="both", alpha=0.3, lw=0.5)
     fails = sorted({(r["ops_requested"], r["variant"]) for r in rows if "error" in r and r["granularity"] == "module"})
     if fails:
-        ax1.annotate(f"module view refused at ~{fails[0][0]:,} ops\n({', '.join(v for _, v in fails)}: onnx.checker's\n10,000 local-function limit)",
-                     xy=(fails[0][0], 0.3), xycoords=("data", "axes fraction"), xytext=(-4, 0), textcoords="offset points", ha="right", va="center", fontsize=7, color="tab:red")
+        ax1.annotate(
+            f"module view refused at ~{fails[0][0]:,} ops\n({', '.join(v for _, v in fails)}: onnx.checker's\n10,000 local-function limit)",
+            xy=(fails[0][0], 0.3),
+            xycoords=("data", "axes fraction"),
+            xytext=(-4, 0),
+            textcoords="offset points",
+            ha="right",
+            va="center",
+            fontsize=7,
+            color="tab:red",
+        )
     handles, labels = ax1.get_legend_handles_labels()
     fig.legend(handles, labels, fontsize=7, ncol=4, loc="lower center", frameon=False)
     fig.tight_layout(rect=(0, 0.15, 1, 1))
@@ -694,7 +893,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-torch", action="store_true")
     ap.add_argument("--no-verify", action="store_true")
     ap.add_argument("--timeout", type=float, default=180.0, help="cap on each torch-traced export (s)")
-    ap.add_argument("--tracemalloc", action="store_true", help="also measure the Python-heap peak with tracemalloc (one more export)")
+    ap.add_argument(
+        "--tracemalloc",
+        action="store_true",
+        help="also measure the Python-heap peak with tracemalloc (one more export)",
+    )
     ap.add_argument("--quick", action="store_true", help="sizes 300,3000; torch 1000 only")
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--plot", type=Path, default=None)
@@ -764,7 +967,10 @@ def main(argv: list[str] | None = None) -> int:
                 if "error" in r:
                     print(f"{v:7s} {g:7s} ~{n:>7,} ops  ERROR {r['error']}", flush=True)
                 else:
-                    print(f"{v:7s} {g:7s} {r['ops']:>7,} ops  {_ms(r['median_s']):>8s}  {r['median_s'] / r['ops'] * 1e6:6.1f} µs/op  peak {r['peak_delta_mb']:7.1f} MB  (nodes {r['nodes']}, functions {r['functions']}, artifact {r['artifact_mb']:.1f} MB)", flush=True)
+                    print(
+                        f"{v:7s} {g:7s} {r['ops']:>7,} ops  {_ms(r['median_s']):>8s}  {r['median_s'] / r['ops'] * 1e6:6.1f} µs/op  peak {r['peak_delta_mb']:7.1f} MB  (nodes {r['nodes']}, functions {r['functions']}, artifact {r['artifact_mb']:.1f} MB)",
+                        flush=True,
+                    )
 
     torch_results = []
     if not args.no_torch:
@@ -791,9 +997,27 @@ def main(argv: list[str] | None = None) -> int:
     import models
 
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    out_path.write_text(json.dumps({"script": "benchmarks/scale.py", "source": models.src_fingerprint(), "sizes": sizes, "versions": versions, "verify": notes, "synthetic": rows, "torch": torch_results,
-                                    "synthetic_markdown": st, "torch_markdown": tt, "fresh_page_us": page_us, "timeout_s": args.timeout, "cpus": os.cpu_count(),
-                                    "loadavg_end": os.getloadavg(), "wall_s": time.time() - t_start}, indent=1))
+    out_path.write_text(
+        json.dumps(
+            {
+                "script": "benchmarks/scale.py",
+                "source": models.src_fingerprint(),
+                "sizes": sizes,
+                "versions": versions,
+                "verify": notes,
+                "synthetic": rows,
+                "torch": torch_results,
+                "synthetic_markdown": st,
+                "torch_markdown": tt,
+                "fresh_page_us": page_us,
+                "timeout_s": args.timeout,
+                "cpus": os.cpu_count(),
+                "loadavg_end": os.getloadavg(),
+                "wall_s": time.time() - t_start,
+            },
+            indent=1,
+        )
+    )
     print(f"wrote {out_path}")
     return 0
 

@@ -57,8 +57,12 @@ def _rows(log: object, granularities: list[str], tmp: Path) -> dict[str, Callabl
     rows: dict[str, Callable[[], object]] = {"read, statistics on": read_with_stats}
     for g in granularities:
         rows[f"{g}: tlnetron default"] = lambda g=g: tlnetron.export(log, tmp / "a.onnx.json", granularity=g)
-        rows[f"{g}: tlnetron, statistics off"] = lambda g=g: tlnetron.export(log, tmp / "a.onnx.json", granularity=g, activation_stats=False)
-        rows[f"{g}: reference"] = lambda g=g: torchlens.export.netron(log, tmp / "b.onnx.json", granularity=g, attachment=True)
+        rows[f"{g}: tlnetron, statistics off"] = lambda g=g: tlnetron.export(
+            log, tmp / "a.onnx.json", granularity=g, activation_stats=False
+        )
+        rows[f"{g}: reference"] = lambda g=g: torchlens.export.netron(
+            log, tmp / "b.onnx.json", granularity=g, attachment=True
+        )
     return rows
 
 

@@ -195,7 +195,9 @@ class _Compiler:
     def more(parts: list[str]) -> str:
         return "(" + "".join(f"{p}, " for p in parts) + ")"
 
-    def fail(self, out: list[str], pad: str, message: str, var: str, path: list[str], schema: dict[str, Any], rule: str) -> None:
+    def fail(
+        self, out: list[str], pad: str, message: str, var: str, path: list[str], schema: dict[str, Any], rule: str
+    ) -> None:
         out.append(
             f"{pad}{self.use('_fail')}({message}, {var}, path, {self.more(path)}, {self.const(schema)}, {rule!r})"
         )
@@ -266,7 +268,9 @@ class _Compiler:
         message = f"must be one of {members!r}" if rule == "enum" else f"must be same as const definition: {members[0]}"
         if all(isinstance(m, str) for m in members):
             allowed = self.const(frozenset(members), "_E")
-            site.out.append(f"{site.pad}if not ({var}.__class__ is str or isinstance({var}, str)) or {var} not in {allowed}:")
+            site.out.append(
+                f"{site.pad}if not ({var}.__class__ is str or isinstance({var}, str)) or {var} not in {allowed}:"
+            )
         else:
             allowed = self.const(frozenset(_json_key(m) for m in members), "_E")
             site.out.append(f"{site.pad}if {self.use('_json_key')}({var}) not in {allowed}:")
@@ -285,11 +289,15 @@ class _Compiler:
             if "minLength" in schema:
                 lo = int(schema["minLength"])
                 out.append(f"{inner}if {n} < {lo}:")
-                self.site_fail(site, inner + "    ", repr(f"must be longer than or equal to {lo} characters"), "minLength")
+                self.site_fail(
+                    site, inner + "    ", repr(f"must be longer than or equal to {lo} characters"), "minLength"
+                )
             if "maxLength" in schema:
                 hi = int(schema["maxLength"])
                 out.append(f"{inner}if {n} > {hi}:")
-                self.site_fail(site, inner + "    ", repr(f"must be shorter than or equal to {hi} characters"), "maxLength")
+                self.site_fail(
+                    site, inner + "    ", repr(f"must be shorter than or equal to {hi} characters"), "maxLength"
+                )
         if "pattern" in schema:
             predicate = PATTERN_PREDICATES.get(schema["pattern"])
             if predicate is not None:
@@ -369,7 +377,9 @@ class _Compiler:
         rest: list[str] = []
         if extra is False:
             allowed = self.const(tuple(props), "_K")
-            rest.append(f"{body}    {self.use('_fail')}('must not contain ' + str(sorted(k for k in {var} if k not in {allowed})) + ' properties', {var}, path, {self.more(path)}, {self.const(schema)}, 'additionalProperties')")
+            rest.append(
+                f"{body}    {self.use('_fail')}('must not contain ' + str(sorted(k for k in {var} if k not in {allowed})) + ' properties', {var}, path, {self.more(path)}, {self.const(schema)}, 'additionalProperties')"
+            )
         else:
             self.emit(extra, value, [*path, key], rest, depth + 3, doc)
         if rest:

@@ -167,7 +167,9 @@ def referenced_files(schema: Schema, schemas: dict[str, Schema]) -> list[str]:
 
 
 # Non-ASCII letters that have an obvious ASCII spelling in an identifier.
-TRANSLITERATE = str.maketrans({"\u00b5": "u", "\u03bc": "u", "\u03a3": "sum "})  # micro sign, Greek mu: "(µs)" -> US; "Σ" -> SUM
+TRANSLITERATE = str.maketrans(
+    {"\u00b5": "u", "\u03bc": "u", "\u03a3": "sum "}
+)  # micro sign, Greek mu: "(µs)" -> US; "Σ" -> SUM
 
 
 def upper_name(value: str) -> str:
@@ -187,7 +189,7 @@ def camel_name(value: str) -> str:
 
 
 def key_attr(key: str) -> str:
-    return upper_name(key[len(KEY_PREFIX):] if key.startswith(KEY_PREFIX) else key)
+    return upper_name(key[len(KEY_PREFIX) :] if key.startswith(KEY_PREFIX) else key)
 
 
 def q(value: str) -> str:
@@ -272,7 +274,9 @@ def vocabularies(schema: Schema) -> list[Vocabulary]:
             raise CodegenError(f"schema/{schema.file}: {name}: x-tlnetron-names must map enum members to names")
         for member, attr in names.items():
             if not isinstance(attr, str) or not re.fullmatch(r"[A-Z][A-Z0-9_]*", attr) or not attr.isidentifier():
-                raise CodegenError(f"schema/{schema.file}: {name}: x-tlnetron-names gives {member!r} the name {attr!r}, not an UPPER_CASE identifier")
+                raise CodegenError(
+                    f"schema/{schema.file}: {name}: x-tlnetron-names gives {member!r} the name {attr!r}, not an UPPER_CASE identifier"
+                )
         members = [(c, names.get(c) or upper_name(c), docs[c]) for c in enum]
         _unique([attr for _, attr, _ in members], f"vocabulary {name}")
         out.append(Vocabulary(name, str(definition.get("description", "")), members))
@@ -422,7 +426,9 @@ def metric_table(vocab: Schema, meta: Schema, node: Schema) -> MetricTable:
         facts.add(fact)
         at = f"metrics[{i}] ({fact})"
         if fact in FACTS_FIXED_FIELDS:
-            raise CodegenError(f"{where}: {at}: fact {fact!r} is one of Facts' own fields ({', '.join(FACTS_FIXED_FIELDS)})")
+            raise CodegenError(
+                f"{where}: {at}: fact {fact!r} is one of Facts' own fields ({', '.join(FACTS_FIXED_FIELDS)})"
+            )
         if entry["source"] not in METRIC_SOURCES:
             raise CodegenError(f"{where}: {at}: source {entry['source']!r} is not one of {', '.join(METRIC_SOURCES)}")
         if entry["format"] not in METRIC_FORMATS:
@@ -647,9 +653,17 @@ def colour_table(vocab: Schema, node: Schema, metrics: MetricTable) -> dict[str,
             scheme[source] = entry[source]
         if categorical:
             cats = entry["categories"]
-            if not isinstance(cats, list) or not all(
-                isinstance(c, list) and len(c) == 3 and all(isinstance(x, str) for x in c) and _COLOUR.fullmatch(c[2]) for c in cats
-            ) or (source == "value_rows" and len(cats) != 2):
+            if (
+                not isinstance(cats, list)
+                or not all(
+                    isinstance(c, list)
+                    and len(c) == 3
+                    and all(isinstance(x, str) for x in c)
+                    and _COLOUR.fullmatch(c[2])
+                    for c in cats
+                )
+                or (source == "value_rows" and len(cats) != 2)
+            ):
                 raise CodegenError(f"{at}: categories are [value, label, #rrggbb] (two for value_rows)")
             scheme["categories"] = cats
         elif not isinstance(entry.get("unit"), str):
@@ -673,7 +687,10 @@ def _colour_lines(table: dict[str, dict[str, Any]]) -> list[str]:
                 text = q(value)
             lines.append(f"        {q(key)}: {text},")
         lines.append("    },")
-    lines += ["}", f'"""Each colour scheme but none: its label and where a node\'s value comes from ({COLOURS_KEY})."""']
+    lines += [
+        "}",
+        f'"""Each colour scheme but none: its label and where a node\'s value comes from ({COLOURS_KEY})."""',
+    ]
     return lines
 
 
@@ -872,7 +889,9 @@ def render_validator(schema: Schema, schemas: dict[str, Schema]) -> str:
     head = header([schema.origin])
     if refs:
         head.insert(1, "# Through $ref it also reads " + ", ".join(schemas[f].origin for f in refs) + ".")
-    head.append("# Validation code by codegen/compile_schema.py: every sub-schema inlined, data paths built only on failure.")
+    head.append(
+        "# Validation code by codegen/compile_schema.py: every sub-schema inlined, data paths built only on failure."
+    )
     # mypy: the compiled body is untyped; validate() below is the typed entry point.
     out = [
         *head,
@@ -1027,7 +1046,10 @@ def render_facts(schemas: dict[str, Schema]) -> str:
     lines = header([schemas[VOCAB_FILE].origin]) + FACTS_DOC.splitlines()
     for metric in table.metrics:
         kind = "float" if metric["format"] == "duration" else "int"
-        lines += [f"    {metric['fact']}: {kind} | None = None", f'    """A metric ({metric["format"]}): {SOURCE_WORDS[metric["source"]]}."""']
+        lines += [
+            f"    {metric['fact']}: {kind} | None = None",
+            f'    """A metric ({metric["format"]}): {SOURCE_WORDS[metric["source"]]}."""',
+        ]
     return "\n".join(lines) + "\n" + FACTS_TAIL
 
 
@@ -1075,7 +1097,9 @@ def diff(expected: dict[str, bytes], out_dir: Path) -> tuple[list[str], list[str
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if anything is out of date")
-    parser.add_argument("--schema-dir", type=Path, default=DEFAULT_SCHEMA_DIR, help="default: schema/ (src/tlnetron/schema/)")
+    parser.add_argument(
+        "--schema-dir", type=Path, default=DEFAULT_SCHEMA_DIR, help="default: schema/ (src/tlnetron/schema/)"
+    )
     parser.add_argument("--out-dir", type=Path, default=DEFAULT_OUT_DIR, help="default: src/tlnetron/_generated/")
     args = parser.parse_args(argv)
 

@@ -68,8 +68,10 @@ def _exports(tmp: Path, traces: Path, deep: bool) -> Iterator[tuple[str, Path, t
     for new, old in BASELINES:
         for granularity in ("module", "op", "rolled"):
             path = tmp / f"{new}-vs-{old}.{granularity}.onnx.json"
-            yield f"{new}-vs-{old}.{granularity}", path, tlnetron.export(
-                get(new), path, granularity=granularity, baseline=get(old, fresh=new == old)
+            yield (
+                f"{new}-vs-{old}.{granularity}",
+                path,
+                tlnetron.export(get(new), path, granularity=granularity, baseline=get(old, fresh=new == old)),
             )
         path = tmp / f"{new}-vs-id.onnx.json"
         yield f"{new}-vs-id", path, tlnetron.export(get(new), path, baseline="run-0")
@@ -101,8 +103,12 @@ def main(argv: list[str] | None = None) -> int:
     group = parser.add_mutually_exclusive_group(required=True)
     group.add_argument("--write", type=Path, help="write the manifest here")
     group.add_argument("--compare", type=Path, help="compare with this manifest; exit 1 on any difference")
-    parser.add_argument("--traces", type=Path, default=Path(tempfile.gettempdir()) / "tlnetron-manifest-traces",
-                        help="saved traces, made on the first run (default: %(default)s)")
+    parser.add_argument(
+        "--traces",
+        type=Path,
+        default=Path(tempfile.gettempdir()) / "tlnetron-manifest-traces",
+        help="saved traces, made on the first run (default: %(default)s)",
+    )
     parser.add_argument("--no-deep", action="store_true", help="skip the real-depth models")
     args = parser.parse_args(argv)
     got = manifest(args.traces, deep=not args.no_deep)

@@ -64,7 +64,9 @@ def _op_rows(log: Any, tmp_path: Path, **kw: Any) -> dict[str, dict[str, Any]]:
     result = tlnetron.export(log, tmp_path / "m.onnx.json", **kw)
     assert result.companion_bytes is not None
     graph = json.loads(result.artifact_json)["graph"]
-    producer = {o: n["name"] for n in graph.get("node", []) if n["domain"] == "ai.torchlens.lossy" for o in n.get("output", [])}
+    producer = {
+        o: n["name"] for n in graph.get("node", []) if n["domain"] == "ai.torchlens.lossy" for o in n.get("output", [])
+    }
     rows: dict[str, dict[str, Any]] = {}
     for target, got in _value_rows(json.loads(result.companion_bytes)).items():
         op = producer.get(target, target)
@@ -89,31 +91,60 @@ def _ir(relu: TensorStats | None, exp: TensorStats | None = None, passes: int = 
     last = "relu_1_1"
     for k in range(1, passes + 1):
         name = "exp_1_2" if passes == 1 else f"exp_1_2:{k}"
-        ops.append(OpIR(name, "exp_1_2", k, passes, "exp", "op", (2, 4), "float32", parents=(last,), ports=("arg0",), stats=exp))
+        ops.append(
+            OpIR(
+                name, "exp_1_2", k, passes, "exp", "op", (2, 4), "float32", parents=(last,), ports=("arg0",), stats=exp
+            )
+        )
         last = name
-    ops.append(OpIR("output_1", "output_1", 1, 1, "output", "output", (2, 4), "float32", parents=(last,), ports=("arg0",)))
+    ops.append(
+        OpIR("output_1", "output_1", 1, 1, "output", "output", (2, 4), "float32", parents=(last,), ports=("arg0",))
+    )
     return TraceIR(ops=tuple(ops), honesty=Honesty(capture_status=CaptureStatus.COMPLETE))
 
 
 def test_value_rows_from_the_ir(tmp_path: Path) -> None:
-    result = export_ir(_ir(RELU, BAD), tmp_path / "m.onnx.json", granularity=Granularity.OP, depth=None, show_buffers=BufferPolicy.MEANINGFUL, attachment=None)
+    result = export_ir(
+        _ir(RELU, BAD),
+        tmp_path / "m.onnx.json",
+        granularity=Granularity.OP,
+        depth=None,
+        show_buffers=BufferPolicy.MEANINGFUL,
+        attachment=None,
+    )
     companion = json.loads(result.companion_bytes or b"")
     rows = _value_rows(companion)
     assert rows["relu_1_1"] == {
         "min": 0.0, "max": 2.5, "mean": 0.75, "std": 0.1234568,  # 7 significant digits
         "NaN count": 0, "Inf count": 0, "zero fraction": 0.5,
     }  # fmt: skip
-    assert [r["name"] for r in companion["metrics"] if r["target"] == "relu_1_1" and r["kind"] == "value"] == list(STAT_NAMES)
+    assert [r["name"] for r in companion["metrics"] if r["target"] == "relu_1_1" and r["kind"] == "value"] == list(
+        STAT_NAMES
+    )
     assert rows["input_1"]["min"] == -3 and isinstance(rows["input_1"]["min"], int)  # integer min stays exact
     # std absent: no row, never a null
-    assert rows["exp_1_2"] == {"min": -1.0, "max": 1.0, "mean": 0.2, "NaN count": 2, "Inf count": 1, "zero fraction": 0.0}
+    assert rows["exp_1_2"] == {
+        "min": -1.0,
+        "max": 1.0,
+        "mean": 0.2,
+        "NaN count": 2,
+        "Inf count": 1,
+        "zero fraction": 0.0,
+    }
     assert _model_rows(companion)[CompanionRow.FIRST_NON_FINITE_OUTPUT] == "exp_1_2"
     # value rows and node rows of the same name coexist (kind::target keys differ)
     assert any(r["kind"] == "node" and r["target"] == "relu_1_1" for r in companion["metrics"])
 
 
 def test_no_stats_no_rows(tmp_path: Path) -> None:
-    result = export_ir(_ir(None), tmp_path / "m.onnx.json", granularity=Granularity.OP, depth=None, show_buffers=BufferPolicy.MEANINGFUL, attachment=None)
+    result = export_ir(
+        _ir(None),
+        tmp_path / "m.onnx.json",
+        granularity=Granularity.OP,
+        depth=None,
+        show_buffers=BufferPolicy.MEANINGFUL,
+        attachment=None,
+    )
     companion = json.loads(result.companion_bytes or b"")
     assert _value_rows(companion) == {"input_1": _value_rows(companion)["input_1"]}
     assert CompanionRow.FIRST_NON_FINITE_OUTPUT not in _model_rows(companion)
@@ -127,30 +158,65 @@ def test_stats_rows_leave_out_what_is_absent() -> None:
 
 def test_a_rolled_layer_of_several_passes_states_them_pooled(tmp_path: Path) -> None:
     ir = _ir(RELU, BAD, passes=2)
-    rolled = export_ir(ir, tmp_path / "r.onnx.json", granularity=Granularity.ROLLED, depth=None, show_buffers=BufferPolicy.MEANINGFUL, attachment=None)
-    op = export_ir(ir, tmp_path / "o.onnx.json", granularity=Granularity.OP, depth=None, show_buffers=BufferPolicy.MEANINGFUL, attachment=None)
+    rolled = export_ir(
+        ir,
+        tmp_path / "r.onnx.json",
+        granularity=Granularity.ROLLED,
+        depth=None,
+        show_buffers=BufferPolicy.MEANINGFUL,
+        attachment=None,
+    )
+    op = export_ir(
+        ir,
+        tmp_path / "o.onnx.json",
+        granularity=Granularity.OP,
+        depth=None,
+        show_buffers=BufferPolicy.MEANINGFUL,
+        attachment=None,
+    )
     rolled_rows = _value_rows(json.loads(rolled.companion_bytes or b""))
     op_rows = _value_rows(json.loads(op.companion_bytes or b""))
     assert set(op_rows) == {"input_1", "relu_1_1", "exp_1_2:1", "exp_1_2:2"}
     assert set(rolled_rows) == {"input_1", "relu_1_1", "exp_1_2"}  # the two-pass layer's one edge
     # Both passes are BAD: counts add up, extremes and mean are BAD's, std stays absent.
-    assert rolled_rows["exp_1_2"] == {"min": -1.0, "max": 1.0, "mean": 0.2, "NaN count": 4, "Inf count": 2, "zero fraction": 0.0}
+    assert rolled_rows["exp_1_2"] == {
+        "min": -1.0,
+        "max": 1.0,
+        "mean": 0.2,
+        "NaN count": 4,
+        "Inf count": 2,
+        "zero fraction": 0.0,
+    }
     assert _model_rows(json.loads(rolled.companion_bytes or b""))[CompanionRow.FIRST_NON_FINITE_OUTPUT] == "exp_1_2:1"
 
 
 def test_merged_statistics_are_those_of_the_tensors_together() -> None:
     """Pooled per-pass statistics equal the statistics of the passes' tensors concatenated."""
     torch.manual_seed(0)
-    parts = [torch.randn(3, 5) * 2 + 1, torch.randn(7) - 4, torch.zeros(4), torch.tensor([float("nan"), 3.0, float("inf")])]
+    parts = [
+        torch.randn(3, 5) * 2 + 1,
+        torch.randn(7) - 4,
+        torch.zeros(4),
+        torch.tensor([float("nan"), 3.0, float("inf")]),
+    ]
     whole = tensor_stats(torch.cat([t.flatten() for t in parts]))
     pooled = merged_stats([s for s in map(tensor_stats, parts) if s is not None])
     assert whole is not None
-    assert (pooled.numel, pooled.nan_count, pooled.inf_count, pooled.zero_count) == (whole.numel, whole.nan_count, whole.inf_count, whole.zero_count)
+    assert (pooled.numel, pooled.nan_count, pooled.inf_count, pooled.zero_count) == (
+        whole.numel,
+        whole.nan_count,
+        whole.inf_count,
+        whole.zero_count,
+    )
     assert pooled.min == pytest.approx(whole.min) and pooled.max == pytest.approx(whole.max)
     assert pooled.mean == pytest.approx(whole.mean, rel=1e-5) and pooled.std == pytest.approx(whole.std, rel=1e-5)
-    ints = merged_stats([s for s in (tensor_stats(torch.tensor([3, -2])), tensor_stats(torch.tensor([9]))) if s is not None])
+    ints = merged_stats(
+        [s for s in (tensor_stats(torch.tensor([3, -2])), tensor_stats(torch.tensor([9]))) if s is not None]
+    )
     assert (ints.min, ints.max) == (-2, 9) and isinstance(ints.min, int)
-    flags = merged_stats([s for s in (tensor_stats(torch.tensor([True, False])), tensor_stats(torch.tensor([True]))) if s is not None])
+    flags = merged_stats(
+        [s for s in (tensor_stats(torch.tensor([True, False])), tensor_stats(torch.tensor([True]))) if s is not None]
+    )
     assert flags.mean == pytest.approx(2 / 3) and flags.std is None  # bool has no std, so the whole has none
     assert merged_stats([TensorStats(0), TensorStats(2, nan_count=2)]) == TensorStats(2, 2, 0, 0)  # nothing finite
 
@@ -181,7 +247,14 @@ def _expected(t: torch.Tensor) -> TensorStats:
     if finite.numel() == 0:
         return TensorStats(numel, nan, inf, zeros)
     return TensorStats(
-        numel, nan, inf, zeros, finite.min().item(), finite.max().item(), finite.mean().item(), finite.std(correction=0).item()
+        numel,
+        nan,
+        inf,
+        zeros,
+        finite.min().item(),
+        finite.max().item(),
+        finite.mean().item(),
+        finite.std(correction=0).item(),
     )
 
 
@@ -205,8 +278,12 @@ def _close(a: TensorStats | None, b: TensorStats) -> None:
         torch.tensor([float("nan"), float("inf")]),
         torch.tensor(3.5, dtype=torch.float64),
         # one NaN / one Inf deep inside a large tensor (vectorised reductions): still found
-        torch.randn(10_007, generator=torch.Generator().manual_seed(3)).index_fill(0, torch.tensor([5003]), float("nan")),
-        torch.randn(10_007, generator=torch.Generator().manual_seed(4)).index_fill(0, torch.tensor([9_990]), float("-inf")),
+        torch.randn(10_007, generator=torch.Generator().manual_seed(3)).index_fill(
+            0, torch.tensor([5003]), float("nan")
+        ),
+        torch.randn(10_007, generator=torch.Generator().manual_seed(4)).index_fill(
+            0, torch.tensor([9_990]), float("-inf")
+        ),
         # mean far from zero against the spread: the sum-of-squares shortcut would cancel,
         # so std_mean measures again
         torch.randn(4_099, generator=torch.Generator().manual_seed(5)) * 0.01 + 1000.0,
@@ -222,8 +299,23 @@ def test_float_stats_equal_torch(t: torch.Tensor) -> None:
 def test_other_dtypes() -> None:
     ints = torch.tensor([[0, 5], [-7, 2]], dtype=torch.int32)
     st = tensor_stats(ints)
-    assert st is not None and (st.numel, st.nan_count, st.inf_count, st.zero_count, st.min, st.max) == (4, 0, 0, 1, -7, 5)
-    assert isinstance(st.min, int) and st.mean is not None and abs(st.mean) < 1e-12 and st.std is not None and math.isclose(st.std, torch.tensor([0.0, 5, -7, 2], dtype=torch.float64).std(correction=0).item(), rel_tol=1e-9)
+    assert st is not None and (st.numel, st.nan_count, st.inf_count, st.zero_count, st.min, st.max) == (
+        4,
+        0,
+        0,
+        1,
+        -7,
+        5,
+    )
+    assert (
+        isinstance(st.min, int)
+        and st.mean is not None
+        and abs(st.mean) < 1e-12
+        and st.std is not None
+        and math.isclose(
+            st.std, torch.tensor([0.0, 5, -7, 2], dtype=torch.float64).std(correction=0).item(), rel_tol=1e-9
+        )
+    )
     assert tensor_stats(torch.tensor([True, False, True, True])) == TensorStats(4, 0, 0, 1, 0, 1, 0.75, None)
     assert tensor_stats(torch.tensor([1 + 1j, 0j, complex("nan")])) == TensorStats(3, 1, 0, 1)
     assert tensor_stats(torch.zeros(0, 3)) == TensorStats(0)
@@ -397,4 +489,12 @@ def test_every_saved_output_states_what_torch_computes_on_it(zoo_trace: ZooTrace
             assert st.std is not None and abs(st.std - float(finite.std(correction=0))) <= 1e-5 * scale, ir_op.name
     assert checked, name
     if name == "multi_output_mixed":
-        assert {torch.float16, torch.bfloat16, torch.float64, torch.int32, torch.int64, torch.bool, torch.complex64} <= checked
+        assert {
+            torch.float16,
+            torch.bfloat16,
+            torch.float64,
+            torch.int32,
+            torch.int64,
+            torch.bool,
+            torch.complex64,
+        } <= checked

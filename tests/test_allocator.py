@@ -48,7 +48,9 @@ def _export(ir: TraceIR, path: Path) -> bytes:
     path.parent.mkdir(parents=True, exist_ok=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TlnetronWarning)  # a constructed IR has no capture outcome
-        result = export_ir(ir, path, granularity=Granularity.OP, depth=None, show_buffers=BufferPolicy.MEANINGFUL, attachment=None)
+        result = export_ir(
+            ir, path, granularity=Granularity.OP, depth=None, show_buffers=BufferPolicy.MEANINGFUL, attachment=None
+        )
     return result.artifact_bytes
 
 
@@ -104,8 +106,13 @@ def test_the_default_comes_back_when_the_check_fails(tmp_path: Path, monkeypatch
     assert events == [(M_MXFAST, 0), "check", (M_MXFAST, perf._DEFAULT_MXFAST), ("trim", 0)]
 
 
-@pytest.mark.parametrize(("found", "tunable"), [("_mallopt", "glibc.malloc.mxfast=64"), ("_malloc_trim", "glibc.malloc.trim_threshold=131072")])
-def test_glibc_functions_are_found_and_a_users_tuning_is_respected(monkeypatch: pytest.MonkeyPatch, found: str, tunable: str) -> None:
+@pytest.mark.parametrize(
+    ("found", "tunable"),
+    [("_mallopt", "glibc.malloc.mxfast=64"), ("_malloc_trim", "glibc.malloc.trim_threshold=131072")],
+)
+def test_glibc_functions_are_found_and_a_users_tuning_is_respected(
+    monkeypatch: pytest.MonkeyPatch, found: str, tunable: str
+) -> None:
     try:
         glibc = (os.confstr("CS_GNU_LIBC_VERSION") or "").startswith("glibc")
     except (ValueError, OSError, AttributeError):
@@ -163,7 +170,9 @@ def test_a_large_export_gives_back_the_memory_the_checker_used(tmp_path: Path) -
     assert grown["trimmed"] < grown["untrimmed"] / 4, grown
 
 
-def test_a_large_export_writes_the_same_bytes_with_fastbins_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_large_export_writes_the_same_bytes_with_fastbins_off(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The real mallopt on a real 6,000-op export: the artifact is byte-identical."""
     ir = _chain(6000)
     # Same file name in two folders: the companion names its artifact, and the export id

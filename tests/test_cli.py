@@ -147,7 +147,17 @@ def test_activation_stats_flag(saved: Path, tmp_path: Path) -> None:
     """Value rows (statistics of each saved tensor) by default; none with --no-activation-stats."""
     procs = {
         flag: subprocess.Popen(
-            [sys.executable, "-m", "tlnetron.cli", "export", str(saved), "-o", str(tmp_path / f"{flag}.onnx.json"), "--no-progress", flag],
+            [
+                sys.executable,
+                "-m",
+                "tlnetron.cli",
+                "export",
+                str(saved),
+                "-o",
+                str(tmp_path / f"{flag}.onnx.json"),
+                "--no-progress",
+                flag,
+            ],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
@@ -172,7 +182,18 @@ def test_export_saved_trace_every_granularity(saved: Path, tmp_path: Path) -> No
         out = tmp_path / f"{granularity}.onnx.json"
         procs[granularity] = (
             subprocess.Popen(
-                [sys.executable, "-m", "tlnetron.cli", "export", str(saved), "-o", str(out), "--granularity", granularity, "--no-progress"],
+                [
+                    sys.executable,
+                    "-m",
+                    "tlnetron.cli",
+                    "export",
+                    str(saved),
+                    "-o",
+                    str(out),
+                    "--granularity",
+                    granularity,
+                    "--no-progress",
+                ],
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
@@ -199,7 +220,10 @@ def test_export_to_a_page(saved: Path, tmp_path: Path) -> None:
     # Its note names the command line that made it (not a Python call), with pip said once.
     note = re.search(r'<div id="tlnetron-note">(.*?)</div>', page)
     words = html.unescape(re.sub(r"<[^>]+>", "", note.group(1))) if note else ""
-    assert f"then tlnetron export {saved} -o {tmp_path / 'model.html'} --no-progress" in words and words.count("pip install") == 1, words
+    assert (
+        f"then tlnetron export {saved} -o {tmp_path / 'model.html'} --no-progress" in words
+        and words.count("pip install") == 1
+    ), words
     proc = run("export", str(saved), "-o", str(tmp_path / "again.html"), "--serve")
     assert proc.returncode == 3 and "[invalid_option]" in proc.stderr and "--serve" in proc.stderr, proc.stderr
 
@@ -238,8 +262,10 @@ def test_an_unknown_colour_scheme_is_one_refusal_on_every_surface(saved: Path, t
         exit_code, stderr, loaded = run_main(*args, cwd=work)
         assert exit_code == 3 and loaded == set(), stderr
         lines.add(stderr)
-    assert lines == {"tlnetron: [invalid_colour_scheme] --colour-by heat is not a colour scheme; nothing was written. "
-                     "Remedy: choose one of: none, time, flops, bytes, params, diff, nonfinite (default --colour-by none).\n"}
+    assert lines == {
+        "tlnetron: [invalid_colour_scheme] --colour-by heat is not a colour scheme; nothing was written. "
+        "Remedy: choose one of: none, time, flops, bytes, params, diff, nonfinite (default --colour-by none).\n"
+    }
     texts = set()
     for call in (
         lambda: tlnetron.export(object(), work / "m.html", colour_by="heat"),
@@ -252,8 +278,10 @@ def test_an_unknown_colour_scheme_is_one_refusal_on_every_surface(saved: Path, t
         with pytest.raises(TlnetronError) as info:
             call()
         texts.add(str(info.value))
-    assert texts == {'[invalid_colour_scheme] colour_by="heat" is not a colour scheme; nothing was written. '
-                     'Remedy: choose one of: none, time, flops, bytes, params, diff, nonfinite (default colour_by="none").'}
+    assert texts == {
+        '[invalid_colour_scheme] colour_by="heat" is not a colour scheme; nothing was written. '
+        'Remedy: choose one of: none, time, flops, bytes, params, diff, nonfinite (default colour_by="none").'
+    }
     assert list(work.iterdir()) == []
 
 
@@ -284,7 +312,9 @@ def test_export_refuses_a_folder_that_is_not_a_save(tmp_path: Path) -> None:
 
 
 def test_export_refuses_depth_with_op_view(saved: Path, tmp_path: Path) -> None:
-    proc = run("export", str(saved), "-o", str(tmp_path / "m.onnx.json"), "--depth", "2", "--granularity", Granularity.OP)
+    proc = run(
+        "export", str(saved), "-o", str(tmp_path / "m.onnx.json"), "--depth", "2", "--granularity", Granularity.OP
+    )
     assert proc.returncode == 3, proc.stdout + proc.stderr
     assert "[depth_not_applicable]" in proc.stderr
     assert list(tmp_path.iterdir()) == []
@@ -349,8 +379,18 @@ def _modules_after(code: str) -> set[str]:
 def test_import_and_help_do_not_load_onnx_or_torch() -> None:
     """onnx (and its ml_dtypes, 1.1 s to import with 0.7.0) comes with the exporter, on first use."""
     assert _modules_after("import tlnetron") == set()
-    assert _modules_after("import contextlib, tlnetron.cli\nwith contextlib.suppress(SystemExit): tlnetron.cli.main(['--help'])") == set()
-    assert _modules_after("import contextlib, tlnetron.cli\nwith contextlib.suppress(SystemExit): tlnetron.cli.main(['schema'])") == set()
+    assert (
+        _modules_after(
+            "import contextlib, tlnetron.cli\nwith contextlib.suppress(SystemExit): tlnetron.cli.main(['--help'])"
+        )
+        == set()
+    )
+    assert (
+        _modules_after(
+            "import contextlib, tlnetron.cli\nwith contextlib.suppress(SystemExit): tlnetron.cli.main(['schema'])"
+        )
+        == set()
+    )
 
 
 def test_lazy_public_names_resolve_to_the_exporter() -> None:
@@ -369,12 +409,17 @@ def test_lazy_public_names_resolve_to_the_exporter() -> None:
     # The exporter loads onnx's protobuf classes and checker only (tlnetron.build._onnx): not
     # onnx/__init__, so not numpy nor ml_dtypes.
     assert _modules_after("from tlnetron import export") == set()
-    assert _modules_after("from tlnetron import pipeline\nimport sys\nassert 'onnx.onnx_cpp2py_export' in sys.modules") == set()
+    assert (
+        _modules_after("from tlnetron import pipeline\nimport sys\nassert 'onnx.onnx_cpp2py_export' in sys.modules")
+        == set()
+    )
 
 
 # ------------------------------------------------------------------ options refused before the slow part
 
-PYTHON_SPELLING = re.compile(r"\b(?:path|granularity|depth|show_buffers|attachment|baseline|serve|colour_by)=|\b(?:True|False|None)\b")
+PYTHON_SPELLING = re.compile(
+    r"\b(?:path|granularity|depth|show_buffers|attachment|baseline|serve|colour_by)=|\b(?:True|False|None)\b"
+)
 """How a refusal names an option to Python callers; the command line must never print it."""
 
 HEAVY = ("onnx", "torch", "torchlens", "ml_dtypes", "numpy")
@@ -428,16 +473,31 @@ BAD_EXPORT = {
     "-o in a missing folder": ("destination_unwritable", ["missing"]),
     "no -o, no --serve": ("invalid_option", ["no -o and no --serve", "pass -o model.onnx.json, or --serve."]),
     "--depth 0": ("invalid_depth", ["--depth 0 is not a positive integer", "pass --depth 1"]),
-    "--depth with --granularity op": ("depth_not_applicable", ["--depth 2 applies only to --granularity module", "drop --depth N, or use --granularity module"]),
-    "--attachment on without -o": ("attachment_needs_path", ["--attachment on needs a file", "(no -o)", "pass -o model.onnx.json", "--attachment auto"]),
+    "--depth with --granularity op": (
+        "depth_not_applicable",
+        ["--depth 2 applies only to --granularity module", "drop --depth N, or use --granularity module"],
+    ),
+    "--attachment on without -o": (
+        "attachment_needs_path",
+        ["--attachment on needs a file", "(no -o)", "pass -o model.onnx.json", "--attachment auto"],
+    ),
     "--baseline path missing": ("invalid_baseline", ["ref.tlspec' does not exist"]),
     "--baseline word missing": ("invalid_baseline", ["'run-42' does not exist", "--baseline-id run-42"]),
     "--baseline not a save": ("invalid_baseline", ["is not a TorchLens save"]),
-    "--baseline the trace itself": ("invalid_baseline", ["the saved trace being exported", "--baseline ref.tlspec", "--baseline-id run-id"]),
+    "--baseline the trace itself": (
+        "invalid_baseline",
+        ["the saved trace being exported", "--baseline ref.tlspec", "--baseline-id run-id"],
+    ),
     "--baseline the trace by another path": ("invalid_baseline", ["the saved trace being exported"]),
-    "--baseline-id empty": ("invalid_baseline", ["--baseline-id '' is an empty string", "--baseline-id run-2026-11-29", "--baseline ref.tlspec"]),
+    "--baseline-id empty": (
+        "invalid_baseline",
+        ["--baseline-id '' is an empty string", "--baseline-id run-2026-11-29", "--baseline ref.tlspec"],
+    ),
     "--colour-by unknown": ("invalid_colour_scheme", ["--colour-by heat is not a colour scheme", "none, time, flops"]),
-    "--colour-by with no page": ("colour_needs_page", ["--colour-by time colours a page", "-o model.html or --serve", "tlnetron html"]),
+    "--colour-by with no page": (
+        "colour_needs_page",
+        ["--colour-by time colours a page", "-o model.html or --serve", "tlnetron html"],
+    ),
 }
 
 
@@ -463,7 +523,9 @@ def test_a_bad_output_is_refused_before_a_missing_trace_is_noticed(tmp_path: Pat
     exit_code, stderr, loaded = run_main("export", str(tmp_path / "missing.tlspec"), "-o", "model.txt", cwd=tmp_path)
     assert exit_code == 3 and "[invalid_path]" in stderr and "not a TorchLens save" not in stderr, stderr
     assert loaded == set()
-    exit_code, stderr, loaded = run_main("export", str(tmp_path / "missing.tlspec"), "-o", "model.onnx.json", cwd=tmp_path)
+    exit_code, stderr, loaded = run_main(
+        "export", str(tmp_path / "missing.tlspec"), "-o", "model.onnx.json", cwd=tmp_path
+    )
     assert exit_code == 3 and "[trace_unreadable]" in stderr and "does not exist" in stderr, stderr
     assert loaded == set()
 
@@ -532,9 +594,17 @@ def test_every_option_refusal_reads_right_to_python_and_to_the_command_line() ->
         assert not PYTHON_SPELLING.search(command_line), command_line
         assert not re.search(r"(?<![\w-])--?[a-z]", python.replace("e.g.", "")), python  # no flags for Python callers
     assert codes == {
-        "invalid_granularity", "invalid_buffer_policy", "invalid_depth", "depth_not_applicable", "invalid_option",
-        "attachment_needs_path", "invalid_path", "destination_unwritable", "invalid_baseline",
-        "invalid_colour_scheme", "colour_needs_page",
+        "invalid_granularity",
+        "invalid_buffer_policy",
+        "invalid_depth",
+        "depth_not_applicable",
+        "invalid_option",
+        "attachment_needs_path",
+        "invalid_path",
+        "destination_unwritable",
+        "invalid_baseline",
+        "invalid_colour_scheme",
+        "colour_needs_page",
     }
     assert codes <= set(ERROR_CODE)
 
@@ -543,11 +613,14 @@ def test_every_export_keyword_has_a_flag_the_parser_accepts() -> None:
     keywords = [name for name in inspect.signature(tlnetron.export).parameters if name not in ("trace", "progress")]
     assert sorted(keywords) == sorted(cli._FLAGS)
     export_parser = next(
-        action for action in cli.build_parser()._subparsers._group_actions  # type: ignore[union-attr]
+        action
+        for action in cli.build_parser()._subparsers._group_actions  # type: ignore[union-attr]
     ).choices["export"]
     flags = {option for action in export_parser._actions for option in action.option_strings}
     assert set(cli._FLAGS.values()) | {"--baseline-id"} <= flags
-    assert set(cli._ATTACHMENT) == set(next(a for a in export_parser._actions if "--attachment" in a.option_strings).choices)
+    assert set(cli._ATTACHMENT) == set(
+        next(a for a in export_parser._actions if "--attachment" in a.option_strings).choices
+    )
 
 
 @pytest.mark.parametrize(
@@ -585,7 +658,9 @@ def saved_ref(zoo_trace: ZooTrace, tmp_path_factory: pytest.TempPathFactory) -> 
     return folder
 
 
-def test_progress_starts_at_the_import_and_each_load_says_it_unpickles(saved: Path, saved_ref: Path, tmp_path: Path) -> None:
+def test_progress_starts_at_the_import_and_each_load_says_it_unpickles(
+    saved: Path, saved_ref: Path, tmp_path: Path
+) -> None:
     proc = run("export", str(saved), "-o", str(tmp_path / "m.onnx.json"), "--baseline", str(saved_ref), "--progress")
     assert proc.returncode == 0, proc.stderr
     stages = re.findall(r"\] +\d+% (\w+) ", proc.stderr)
@@ -642,7 +717,9 @@ def test_validate_into_head_ends_quietly(demo: tuple[subprocess.CompletedProcess
     artifact = out / "demo.onnx.json"
     companion = json.loads((out / "demo.onnx.attachment.json").read_text(encoding="utf-8"))
     graph_input = json.loads(artifact.read_text(encoding="utf-8"))["graph"]["input"][0]["name"]
-    companion["metrics"] += [{"kind": "node", "target": graph_input, "name": f"observed µs {i}", "value": 1.0} for i in range(20_000)]
+    companion["metrics"] += [
+        {"kind": "node", "target": graph_input, "name": f"observed µs {i}", "value": 1.0} for i in range(20_000)
+    ]
     bad = tmp_path / "many.attachment.json"
     bad.write_text(json.dumps(companion), encoding="utf-8")
     command = [sys.executable, "-m", "tlnetron.cli", "validate", str(artifact), "--attachment", str(bad)]
@@ -723,7 +800,11 @@ def test_export_of_a_missing_path_says_it_does_not_exist(tmp_path: Path) -> None
 
 @pytest.mark.parametrize(
     ("word", "flag"),
-    [('granularity="module"', "--granularity module"), ("depth=2", "--depth 2"), ("activation_stats=False", "--no-activation-stats")],
+    [
+        ('granularity="module"', "--granularity module"),
+        ("depth=2", "--depth 2"),
+        ("activation_stats=False", "--no-activation-stats"),
+    ],
 )
 def test_python_keyword_on_the_command_line_names_the_flag(tmp_path: Path, word: str, flag: str) -> None:
     proc = run("export", str(tmp_path / "run.tlspec"), word)
@@ -732,7 +813,9 @@ def test_python_keyword_on_the_command_line_names_the_flag(tmp_path: Path, word:
     assert list(tmp_path.iterdir()) == []
 
 
-def test_validate_checks_the_companion_beside_the_artifact(demo: tuple[subprocess.CompletedProcess[str], Path], tmp_path: Path) -> None:
+def test_validate_checks_the_companion_beside_the_artifact(
+    demo: tuple[subprocess.CompletedProcess[str], Path], tmp_path: Path
+) -> None:
     """validate takes the companion beside the artifact as serve, html and show do, says so on
     stderr, and --no-attachment leaves it out: a companion of another export beside it is found."""
     _, out = demo

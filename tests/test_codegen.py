@@ -157,7 +157,9 @@ def test_check_reports_missing_and_extra_files(tmp_path: Path, schema_copy: Path
 
 def test_schemas_that_disagree_on_version_are_refused(tmp_path: Path, schema_copy: Path) -> None:
     path = schema_copy / "companion.schema.json"
-    path.write_text(path.read_text(encoding="utf-8").replace('"version": "1.0.0"', '"version": "1.0.1"'), encoding="utf-8")
+    path.write_text(
+        path.read_text(encoding="utf-8").replace('"version": "1.0.0"', '"version": "1.0.1"'), encoding="utf-8"
+    )
     result = run_generate("--check", "--schema-dir", schema_copy, "--out-dir", tmp_path / "out")
     assert result.returncode == 2
     assert "disagree on version" in result.stderr
@@ -185,12 +187,12 @@ def test_the_schemas_live_once() -> None:
     names = sorted(p.name for p in PKG_SCHEMA_DIR.glob("*.json"))
     assert names == sorted(f"{n}.schema.json" for n in [*VALIDATED, "vocabularies"])
     stray = sorted(
-        str(p.relative_to(ROOT))
-        for p in (ROOT / "src").rglob("*.schema.json")
-        if p.parent != PKG_SCHEMA_DIR
+        str(p.relative_to(ROOT)) for p in (ROOT / "src").rglob("*.schema.json") if p.parent != PKG_SCHEMA_DIR
     )
     assert stray == [], "a second copy of a schema under src/"
-    package_data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["package-data"]
+    package_data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"][
+        "package-data"
+    ]
     assert "schema/*.json" in package_data["tlnetron"]
     assert not any("_generated" in pattern for pattern in package_data["tlnetron"])
 
@@ -220,7 +222,18 @@ def test_the_wheel_ships_every_schema(tmp_path: Path) -> None:
         shutil.copy(ROOT / name, project / name)
     shutil.copytree(ROOT / "src", project / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", "*.pyc"))
     result = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path / "dist"), str(project)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path / "dist"),
+            str(project),
+        ],
         capture_output=True,
         text=True,
         check=False,
@@ -231,7 +244,9 @@ def test_the_wheel_ships_every_schema(tmp_path: Path) -> None:
     with zipfile.ZipFile(wheel) as archive:
         shipped = {n: archive.read(n) for n in archive.namelist() if n.endswith(".json")}
         assert "tlnetron/check/schemas.py" in archive.namelist()
-        assert {f"tlnetron/pages/{js}" for js in ("serve_bootstrap.js", "html_loader.js", "heatmap.js")} <= set(archive.namelist())
+        assert {f"tlnetron/pages/{js}" for js in ("serve_bootstrap.js", "html_loader.js", "heatmap.js")} <= set(
+            archive.namelist()
+        )
     expected = {f"tlnetron/schema/{p.name}": p.read_bytes() for p in SCHEMA_DIR.glob("*.json")}
     assert len(expected) == 5
     assert shipped == expected  # every schema, once, and no other JSON
@@ -240,7 +255,14 @@ def test_the_wheel_ships_every_schema(tmp_path: Path) -> None:
 def test_every_generated_module_has_the_header_and_compiles() -> None:
     modules = sorted(GEN_DIR.glob("*.py"))
     assert [p.name for p in modules] == sorted(
-        ["__init__.py", "_errors.py", "_runtime.py", "facts.py", "vocab.py", *(f"validate_{n.replace('-', '_')}.py" for n in VALIDATED)]
+        [
+            "__init__.py",
+            "_errors.py",
+            "_runtime.py",
+            "facts.py",
+            "vocab.py",
+            *(f"validate_{n.replace('-', '_')}.py" for n in VALIDATED),
+        ]
     )
     for path in modules:
         text = path.read_text(encoding="utf-8")
@@ -267,18 +289,16 @@ def test_validators_import_only_the_standard_library_and_their_errors() -> None:
     for name in VALIDATED:
         path = GEN_DIR / f"validate_{name.replace('-', '_')}.py"
         text = path.read_text(encoding="utf-8")
-        imports = [
-            line.strip()
-            for line in text.splitlines()
-            if re.match(r"\s*(import|from)\s", line)
-        ]
+        imports = [line.strip() for line in text.splitlines() if re.match(r"\s*(import|from)\s", line)]
         assert set(imports) <= {
             "from ._errors import JsonSchemaValueException",
             "from typing import TypeVar",
             "import re",
         } | {line for line in imports if line.startswith("from ._runtime import _fail")}, (path.name, imports)
         tree = ast.parse(text)
-        imported = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
+        imported = {
+            a.asname or a.name for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names
+        }
         used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
         assert imported <= allowed, (path.name, sorted(imported - allowed))
         assert imported <= used, (path.name, "unused imports", sorted(imported - used))
@@ -323,8 +343,11 @@ def test_errors_module(fresh_alias: str) -> None:
 
     errors = load_generated(GEN_DIR, fresh_alias, "_errors")
     exc = errors.JsonSchemaValueException(
-        "data.metadata[3].target must be string", value=3, name="data.metadata[3].target",
-        definition={"type": "string"}, rule="type",
+        "data.metadata[3].target must be string",
+        value=3,
+        name="data.metadata[3].target",
+        definition={"type": "string"},
+        rule="type",
     )
     assert isinstance(exc, errors.JsonSchemaException) and isinstance(exc, ValueError)
     assert str(exc) == exc.message == "data.metadata[3].target must be string"
@@ -598,13 +621,13 @@ def test_the_templates_render_todays_text(fresh_alias: str) -> None:
         "2.00 ms observed over 3 passes (667 µs per pass)"
     )
     note = "; 2 ops inside have no FLOP rule"
-    assert by_fact["flops"].inclusive.text.format(value="1.2 GFLOPs", raw=1, unknown_flops_note=note, calls_note="") == (
-        "1.2 GFLOPs estimated, inclusive; 2 ops inside have no FLOP rule"
-    )
+    assert by_fact["flops"].inclusive.text.format(
+        value="1.2 GFLOPs", raw=1, unknown_flops_note=note, calls_note=""
+    ) == ("1.2 GFLOPs estimated, inclusive; 2 ops inside have no FLOP rule")
     runs = " (summed over 32 calls)"
-    assert by_fact["flops"].inclusive.text.format(value="1.2 GFLOPs", raw=1, unknown_flops_note=note, calls_note=runs) == (
-        "1.2 GFLOPs estimated, inclusive (summed over 32 calls); 2 ops inside have no FLOP rule"
-    )
+    assert by_fact["flops"].inclusive.text.format(
+        value="1.2 GFLOPs", raw=1, unknown_flops_note=note, calls_note=runs
+    ) == ("1.2 GFLOPs estimated, inclusive (summed over 32 calls); 2 ops inside have no FLOP rule")
     assert by_fact["op_count"].inclusive.function_doc.format(value="1,234", raw=1234) == "1234 ops"
 
 
@@ -626,14 +649,35 @@ def _metric(vocab: dict, fact: str) -> dict:
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
-        (lambda v: _metric(v, "flops")["op"].update(node_meta="estimated_flop"), "node_meta 'estimated_flop' is not a metadata key"),
-        (lambda v: _metric(v, "nbytes")["inclusive"].update(rows=["inclusive byte"]), "row 'inclusive byte' is not in the companion_row vocabulary"),
-        (lambda v: _metric(v, "duration_s")["inclusive"].update(share_row="share of µs"), "row 'share of µs' is not in the companion_row vocabulary"),
-        (lambda v: v["x-tlnetron-metrics"].update(passes_row="pass count"), "row 'pass count' is not in the companion_row vocabulary"),
-        (lambda v: _metric(v, "nbytes")["total"].update(model_meta="torchlens.bytes_total"), "model_meta 'torchlens.bytes_total' is not a key"),
+        (
+            lambda v: _metric(v, "flops")["op"].update(node_meta="estimated_flop"),
+            "node_meta 'estimated_flop' is not a metadata key",
+        ),
+        (
+            lambda v: _metric(v, "nbytes")["inclusive"].update(rows=["inclusive byte"]),
+            "row 'inclusive byte' is not in the companion_row vocabulary",
+        ),
+        (
+            lambda v: _metric(v, "duration_s")["inclusive"].update(share_row="share of µs"),
+            "row 'share of µs' is not in the companion_row vocabulary",
+        ),
+        (
+            lambda v: v["x-tlnetron-metrics"].update(passes_row="pass count"),
+            "row 'pass count' is not in the companion_row vocabulary",
+        ),
+        (
+            lambda v: _metric(v, "nbytes")["total"].update(model_meta="torchlens.bytes_total"),
+            "model_meta 'torchlens.bytes_total' is not a key",
+        ),
         (lambda v: _metric(v, "flops")["op"].update(text="{value} ({estimate})"), "unknown placeholder {estimate}"),
-        (lambda v: _metric(v, "op_count")["inclusive"].update(function_doc="{count} ops"), "unknown placeholder {count}"),
-        (lambda v: _metric(v, "flops")["op"].update(text="{value} over {passes} passes"), "uses {passes}, which this scope does not provide"),
+        (
+            lambda v: _metric(v, "op_count")["inclusive"].update(function_doc="{count} ops"),
+            "unknown placeholder {count}",
+        ),
+        (
+            lambda v: _metric(v, "flops")["op"].update(text="{value} over {passes} passes"),
+            "uses {passes}, which this scope does not provide",
+        ),
         (lambda v: _metric(v, "flops")["op"].update(text="{value!r}"), "bare"),
         (lambda v: _metric(v, "flops")["op"].update(text="{value"), "does not parse"),
         (lambda v: _metric(v, "flops").update(format="si"), "format 'si' is not one of"),
@@ -645,16 +689,33 @@ def _metric(vocab: dict, fact: str) -> dict:
         (lambda v: v["x-tlnetron-metrics"]["metrics"].append(dict(_metric(v, "flops"))), "repeats another"),
         (lambda v: _colours(v)["time"].update(metric="duration"), "metric 'duration' is no fact of x-tlnetron-metrics"),
         (lambda v: _colours(v)["params"].update(attribute="num_param"), "'num_param' is no node attribute"),
-        (lambda v: _colours(v)["diff"].update(node_meta="torchlens.diff.state"), "'torchlens.diff.state' is no node metadata key"),
-        (lambda v: _colours(v)["nonfinite"].update(value_rows=["NaN"]), "value_rows must be members of the companion_row"),
-        (lambda v: _colours(v)["diff"]["categories"].append(["lost", "lost", "red"]), "categories are [value, label, #rrggbb]"),
+        (
+            lambda v: _colours(v)["diff"].update(node_meta="torchlens.diff.state"),
+            "'torchlens.diff.state' is no node metadata key",
+        ),
+        (
+            lambda v: _colours(v)["nonfinite"].update(value_rows=["NaN"]),
+            "value_rows must be members of the companion_row",
+        ),
+        (
+            lambda v: _colours(v)["diff"]["categories"].append(["lost", "lost", "red"]),
+            "categories are [value, label, #rrggbb]",
+        ),
         (lambda v: _colours(v).pop("bytes"), "must give every colour scheme but none"),
         (lambda v: _colours(v)["flops"].pop("unit"), "needs a label, one of metric"),
-        (lambda v: v["definitions"]["domain"]["x-tlnetron-names"].update({"ai.torchlens": "lossy"}), "not an UPPER_CASE identifier"),
-        (lambda v: v["definitions"]["domain"]["x-tlnetron-names"].update({"ai.torchlens": "LOSSY"}), "two members map to LOSSY"),
+        (
+            lambda v: v["definitions"]["domain"]["x-tlnetron-names"].update({"ai.torchlens": "lossy"}),
+            "not an UPPER_CASE identifier",
+        ),
+        (
+            lambda v: v["definitions"]["domain"]["x-tlnetron-names"].update({"ai.torchlens": "LOSSY"}),
+            "two members map to LOSSY",
+        ),
     ],
 )
-def test_a_bad_metric_table_colour_table_or_name_is_refused(tmp_path: Path, schema_copy: Path, edit: typing.Any, message: str) -> None:
+def test_a_bad_metric_table_colour_table_or_name_is_refused(
+    tmp_path: Path, schema_copy: Path, edit: typing.Any, message: str
+) -> None:
     _write_vocab(schema_copy, edit)
     result = run_generate("--check", "--schema-dir", schema_copy, "--out-dir", tmp_path / "out")
     assert result.returncode == 2, result.stdout + result.stderr
@@ -675,7 +736,10 @@ def test_the_codegen_error_is_raised_in_process(schema_copy: Path) -> None:
 
 def test_the_companion_signature_is_read_from_the_schema(tmp_path: Path, schema_copy: Path) -> None:
     path = schema_copy / "companion.schema.json"
-    path.write_text(path.read_text(encoding="utf-8").replace('"const": "netron:attachment"', '"const": "netron:other"'), encoding="utf-8")
+    path.write_text(
+        path.read_text(encoding="utf-8").replace('"const": "netron:attachment"', '"const": "netron:other"'),
+        encoding="utf-8",
+    )
     out = tmp_path / "out"
     assert run_generate("--schema-dir", schema_copy, "--out-dir", out).returncode == 0
     assert 'COMPANION_SIGNATURE: Final = "netron:other"' in (out / "vocab.py").read_text(encoding="utf-8")

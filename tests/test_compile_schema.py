@@ -98,7 +98,11 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     "refs": {
         "definitions": {
             "pos": {"type": "integer", "minimum": 1},
-            "row": {"type": "object", "properties": {"n": {"$ref": "#/definitions/pos"}}, "additionalProperties": False},
+            "row": {
+                "type": "object",
+                "properties": {"n": {"$ref": "#/definitions/pos"}},
+                "additionalProperties": False,
+            },
         },
         "type": "array",
         "items": {"$ref": "#/definitions/row"},
@@ -179,7 +183,10 @@ def test_output_is_deterministic() -> None:
 
 @pytest.mark.parametrize("pattern", sorted(COMPILER.PATTERN_PREDICATES))
 @settings(max_examples=500, deadline=None)
-@given(text=st.text(alphabet=st.sampled_from(["a", " ", "\n", "\r", "\u2028", "\x85", "\t", "é"]), max_size=6) | st.text(max_size=8))
+@given(
+    text=st.text(alphabet=st.sampled_from(["a", " ", "\n", "\r", "\u2028", "\x85", "\t", "é"]), max_size=6)
+    | st.text(max_size=8)
+)
 def test_pattern_predicates_match_exactly_what_the_regex_matches(pattern: str, text: str) -> None:
     import re
 

@@ -42,7 +42,10 @@ def deep_export(zoo_trace: ZooTrace, tmp_path_factory: pytest.TempPathFactory) -
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", TlnetronWarning)
                 result = tlnetron.export(zoo_trace(name), base / f"{name}.{len(cache)}.onnx.json", **kwargs)
-            cache[key] = {"model": json.loads(result.artifact_json), "companion": json.loads(result.companion_bytes or b"{}")}
+            cache[key] = {
+                "model": json.loads(result.artifact_json),
+                "companion": json.loads(result.companion_bytes or b"{}"),
+            }
         return cache[key]
 
     return get
@@ -116,7 +119,9 @@ def test_the_drawing_keeps_the_op_views_dataflow(zoo_trace: ZooTrace, deep_expor
 
 
 @pytest.mark.parametrize("name", deep_models())
-def test_the_cache_is_one_structure_with_its_count_and_shapes(zoo_trace: ZooTrace, deep_export: Export, name: str) -> None:
+def test_the_cache_is_one_structure_with_its_count_and_shapes(
+    zoo_trace: ZooTrace, deep_export: Export, name: str
+) -> None:
     model = deep_export(name)["model"]
     cached = [op for op in zoo_trace(name).output_ops if field_key(op.io_role) == "cache"]
     if not cached:

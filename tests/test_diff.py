@@ -216,7 +216,9 @@ def exported(pairs: dict[str, Pair], tmp_path_factory: pytest.TempPathFactory) -
         key = (name, granularity)
         if key not in cache:
             pair = pairs[name]
-            result = _export(pair.subject, out / f"{name}-{granularity}.onnx.json", granularity=granularity, baseline=pair.reference)
+            result = _export(
+                pair.subject, out / f"{name}-{granularity}.onnx.json", granularity=granularity, baseline=pair.reference
+            )
             assert result.artifact is not None and result.companion is not None
             model = json.loads(result.artifact.read_text(encoding="utf-8"))
             companion = json.loads(result.companion.read_text(encoding="utf-8"))
@@ -346,7 +348,9 @@ def test_node_facts_equal_torchlens_rows(exported: Callable[[str, str], Exported
 
 @pytest.mark.parametrize("granularity", GRANULARITY)
 @pytest.mark.parametrize("name", PAIR_NAMES)
-def test_every_drawn_subject_row_lands_on_a_node(exported: Callable[[str, str], Exported], name: str, granularity: str) -> None:
+def test_every_drawn_subject_row_lands_on_a_node(
+    exported: Callable[[str, str], Exported], name: str, granularity: str
+) -> None:
     """No settled row of a drawn op is dropped (inputs / outputs are graph edges, not nodes)."""
     e = exported(name, granularity)
     log = e.pair.subject
@@ -366,7 +370,9 @@ def test_every_drawn_subject_row_lands_on_a_node(exported: Callable[[str, str], 
 
 @pytest.mark.parametrize("granularity", GRANULARITY)
 @pytest.mark.parametrize("name", PAIR_NAMES)
-def test_companion_repeats_the_node_facts(exported: Callable[[str, str], Exported], name: str, granularity: str) -> None:
+def test_companion_repeats_the_node_facts(
+    exported: Callable[[str, str], Exported], name: str, granularity: str
+) -> None:
     e = exported(name, granularity)
     by_target: dict[str, dict[str, Any]] = {}
     for row in e.companion["metadata"]:
@@ -375,7 +381,9 @@ def test_companion_repeats_the_node_facts(exported: Callable[[str, str], Exporte
             slot = by_target.setdefault(row["target"], {})
             assert row["name"] not in slot, f"duplicate companion row {row}"
             slot[row["name"]] = row["value"]
-    assert not [r for r in e.companion["metrics"] if r["name"].startswith(P)], "diff facts belong in the metadata section"
+    assert not [r for r in e.companion["metrics"] if r["name"].startswith(P)], (
+        "diff facts belong in the metadata section"
+    )
     want = {n["name"]: diff_meta(n) for n in all_nodes(e.model) if diff_meta(n)}
     assert by_target == want
 
@@ -412,7 +420,10 @@ def test_baseline_summary(exported: Callable[[str, str], Exported], name: str, g
     meta = model_meta(e.model)
     assert meta["torchlens.baseline_kind"] == "trace"
     summary = json.loads(meta["torchlens.baseline"])
-    errors = [f"{'/'.join(map(str, x.absolute_path))}: {x.message}" for x in Draft7Validator(BASELINE_SCHEMA).iter_errors(summary)]
+    errors = [
+        f"{'/'.join(map(str, x.absolute_path))}: {x.message}"
+        for x in Draft7Validator(BASELINE_SCHEMA).iter_errors(summary)
+    ]
     assert errors == []
     assert summary["row_counts"] == {s: int(e.report.counts.get(s, 0)) for s in VOCAB}
     assert summary["row_counts"] == {s: len(e.report.rows_with_status(s)) for s in VOCAB}
@@ -459,7 +470,9 @@ def test_the_diff_is_said_in_words(exported: Callable[[str, str], Exported], nam
 
 @pytest.mark.parametrize("granularity", GRANULARITY)
 def test_string_baseline_is_recorded_verbatim(pairs: dict[str, Pair], tmp_path: Path, granularity: str) -> None:
-    result = _export(pairs["changed"].subject, tmp_path / "m.onnx.json", granularity=granularity, baseline="run-2026-11-29")
+    result = _export(
+        pairs["changed"].subject, tmp_path / "m.onnx.json", granularity=granularity, baseline="run-2026-11-29"
+    )
     model = json.loads(result.artifact_json)
     meta = model_meta(model)
     assert meta["torchlens.baseline"] == "run-2026-11-29"
@@ -486,8 +499,12 @@ def test_refuses_the_subject_as_its_own_baseline(pairs: dict[str, Pair], tmp_pat
     assert _refused(log, tmp_path, log).code == "invalid_baseline"
 
 
-@pytest.mark.parametrize("baseline", [5, {"rows": []}, {}, ["run"], b"run-1"], ids=["int", "dict", "empty-dict", "list", "bytes"])
-def test_refuses_a_baseline_that_is_neither_trace_nor_string(pairs: dict[str, Pair], tmp_path: Path, baseline: Any) -> None:
+@pytest.mark.parametrize(
+    "baseline", [5, {"rows": []}, {}, ["run"], b"run-1"], ids=["int", "dict", "empty-dict", "list", "bytes"]
+)
+def test_refuses_a_baseline_that_is_neither_trace_nor_string(
+    pairs: dict[str, Pair], tmp_path: Path, baseline: Any
+) -> None:
     assert _refused(pairs["zero"].subject, tmp_path, baseline).code == "invalid_baseline"
 
 
@@ -509,7 +526,9 @@ def test_refusals_unrelated_models_are_not_refused_by_torchlens(pairs: dict[str,
     assert "SAME capture" in str(info.value)
 
 
-def test_refuses_a_pair_torchlens_refuses(pairs: dict[str, Pair], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_refuses_a_pair_torchlens_refuses(
+    pairs: dict[str, Pair], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # No real pair of traces is refused by the installed TorchLens (see the test above), so
     # its differential is made to raise the refusal it documents for keyless captures.
     from torchlens.errors import InvalidArgumentError

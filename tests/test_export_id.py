@@ -29,12 +29,27 @@ from torch import nn
 import tlnetron
 from test_golden import Tiny  # Linear -> ReLU, the golden files' model
 from tlnetron import TlnetronWarning, cli
-from tlnetron._generated.vocab import COMPANION_SIGNATURE, BufferPolicy, CaptureStatus, CompanionKind, CompanionRow, Granularity, MetaKey, ValidationCode
+from tlnetron._generated.vocab import (
+    COMPANION_SIGNATURE,
+    BufferPolicy,
+    CaptureStatus,
+    CompanionKind,
+    CompanionRow,
+    Granularity,
+    MetaKey,
+    ValidationCode,
+)
 from tlnetron.api import ExportResult
 from tlnetron.pipeline import export_ir
 from tlnetron.build.export_id import PLACEHOLDER, companion_with_id, export_id_of
 from tlnetron.ir.trace import Honesty, OpIR, TraceIR
-from tlnetron.check.pairs import MISMATCH_MIN_ROWS, artifact_export_id, companion_export_id, pair_mismatch, shown_in_model
+from tlnetron.check.pairs import (
+    MISMATCH_MIN_ROWS,
+    artifact_export_id,
+    companion_export_id,
+    pair_mismatch,
+    shown_in_model,
+)
 from tlnetron.check.validation import companion_problems, parse_artifact
 
 ID = re.compile(r"[0-9a-f]{32}")
@@ -125,7 +140,9 @@ def test_different_exports_get_different_ids(small: torchlens.Trace, other: torc
         "small": _export(small, tmp_path / "1" / "m.onnx.json"),
         "other trace": _export(other, tmp_path / "2" / "m.onnx.json"),
         "op view": _export(small, tmp_path / "3" / "m.onnx.json", granularity=Granularity.OP),
-        "buffers never": _export(small, tmp_path / "4" / "m.onnx.json", show_buffers=BufferPolicy.NEVER, granularity=Granularity.OP),
+        "buffers never": _export(
+            small, tmp_path / "4" / "m.onnx.json", show_buffers=BufferPolicy.NEVER, granularity=Granularity.OP
+        ),
         "no companion": _export(small, tmp_path / "5" / "m.onnx.json", attachment=False),
         "other name": _export(small, tmp_path / "6" / "n.onnx.json"),  # the companion names its artifact
         "baseline": _export(small, tmp_path / "7" / "m.onnx.json", baseline="run-41"),
@@ -158,7 +175,9 @@ def test_a_memory_only_export_carries_an_id() -> None:
     """``path=None`` (what ``serve=True`` without a path exports): no companion, an id all the same."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TlnetronWarning)
-        result = export_ir(TINY_IR, None, granularity=Granularity.OP, depth=None, show_buffers=BufferPolicy.MEANINGFUL, attachment=None)
+        result = export_ir(
+            TINY_IR, None, granularity=Granularity.OP, depth=None, show_buffers=BufferPolicy.MEANINGFUL, attachment=None
+        )
     assert result.artifact is None and result.companion_bytes is None
     assert ID.fullmatch(result.export_id) and _ids(result) == [result.export_id]
     assert _zeroed_digest(result.export_id, result.artifact_bytes) == result.export_id
@@ -167,16 +186,22 @@ def test_a_memory_only_export_carries_an_id() -> None:
 def test_the_id_goes_over_the_placeholders_and_nowhere_else() -> None:
     artifact = b'{"metadataProps":[{"key":"torchlens.export_id","value":"' + PLACEHOLDER.encode() + b'"}],"graph":{}}'
     companion = (
-        b'{"signature":"' + COMPANION_SIGNATURE.encode() + b'","metadata":[{"kind":"model","target":"","name":"torchlens.export_id","value":"'
+        b'{"signature":"'
+        + COMPANION_SIGNATURE.encode()
+        + b'","metadata":[{"kind":"model","target":"","name":"torchlens.export_id","value":"'
         + PLACEHOLDER.encode()
-        + b'"},{"kind":"model","target":"","name":"x","value":"' + PLACEHOLDER.encode() + b'"}],"metrics":[]}\n'
+        + b'"},{"kind":"model","target":"","name":"x","value":"'
+        + PLACEHOLDER.encode()
+        + b'"}],"metrics":[]}\n'
     )
     export_id = export_id_of(artifact, companion)
     assert export_id == hashlib.sha256(artifact + companion).hexdigest()[:32] != export_id_of(artifact, None)
     stamped = companion_with_id(companion, export_id)
     assert stamped == companion.replace(PLACEHOLDER.encode(), export_id.encode(), 1)
     with pytest.raises(ValueError, match="placeholder"):
-        companion_with_id(b'{"signature":"' + COMPANION_SIGNATURE.encode() + b'","metadata":[],"metrics":[]}', export_id)
+        companion_with_id(
+            b'{"signature":"' + COMPANION_SIGNATURE.encode() + b'","metadata":[],"metrics":[]}', export_id
+        )
 
 
 def test_the_builder_refuses_metadata_without_the_placeholder() -> None:
@@ -184,7 +209,9 @@ def test_the_builder_refuses_metadata_without_the_placeholder() -> None:
     from tlnetron.options import ExportOptions
     from tlnetron.views import view
 
-    projection = view(Granularity.OP).project(TINY_IR, ExportOptions(granularity=Granularity.OP, show_buffers=BufferPolicy.MEANINGFUL))
+    projection = view(Granularity.OP).project(
+        TINY_IR, ExportOptions(granularity=Granularity.OP, show_buffers=BufferPolicy.MEANINGFUL)
+    )
     assert build_model(projection, [(MetaKey.EXPORT_ID, PLACEHOLDER)], producer_version="0", graph_doc="").export_id
     with pytest.raises(ValueError, match="placeholder"):
         build_model(projection, [(MetaKey.EXPORT_ID, "1" * 32)], producer_version="0", graph_doc="")
@@ -245,11 +272,17 @@ def test_validate_is_clean_on_a_matched_pair(pairs: dict[str, Path], capsys: pyt
         assert pair_mismatch(pairs[name].read_bytes(), _load(pairs[f"{name} companion"])) is None
 
 
-def test_validate_names_a_mismatched_pair_in_one_line(pairs: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+def test_validate_names_a_mismatched_pair_in_one_line(
+    pairs: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
     artifact, companion = pairs["small"], pairs["other companion"]
     model = json_format.Parse(artifact.read_text(encoding="utf-8"), onnx.ModelProto())
     # Row by row, nearly every row of the other model's companion targets a node not shown here.
-    ungated = list(companion_problems(_without_id_row(_load(companion)), dataclasses.replace(shown_in_model(model), export_id=None)))
+    ungated = list(
+        companion_problems(
+            _without_id_row(_load(companion)), dataclasses.replace(shown_in_model(model), export_id=None)
+        )
+    )
     assert len(ungated) >= MISMATCH_MIN_ROWS and {p.code for p in ungated} == {ROW_INVALID}
 
     code, lines = _validate(capsys, artifact, companion)
@@ -279,7 +312,9 @@ def test_pair_mismatch_reads_every_form_of_the_artifact(pairs: dict[str, Path]) 
     assert pair_mismatch(b"not json", other) is not None
 
 
-def test_other_row_problems_are_still_reported_beside_a_mismatch(pairs: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+def test_other_row_problems_are_still_reported_beside_a_mismatch(
+    pairs: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
     companion = _load(pairs["other companion"])
     companion["metrics"].append(copy.deepcopy(companion["metrics"][0]))  # a duplicate row
     companion["metadata"].append({"kind": "model", "target": "x", "name": "note", "value": 1})  # no model is "x"
@@ -293,7 +328,9 @@ def test_other_row_problems_are_still_reported_beside_a_mismatch(pairs: dict[str
     ], lines
 
 
-def test_a_companion_without_an_id_is_checked_row_by_row(pairs: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_companion_without_an_id_is_checked_row_by_row(
+    pairs: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
     """A hand-made companion (no id) whose rows mostly match: one line for its one bad row,
     whether the artifact has an id or not -- exactly as before export ids."""
     artifact = _load(pairs["small"])
@@ -316,10 +353,14 @@ def test_a_companion_without_an_id_is_checked_row_by_row(pairs: dict[str, Path],
         assert "'no such node'" in lines[0]
 
 
-def test_files_without_ids_are_never_named_a_mismatch(pairs: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+def test_files_without_ids_are_never_named_a_mismatch(
+    pairs: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
     """Another model's companion with neither file carrying an id: one line per row, as before."""
     artifact = _write(pairs["small"].with_name("old.onnx.json"), _without_id_prop(_load(pairs["small"])))
-    companion = _write(pairs["small"].with_name("old.onnx.attachment.json"), _without_id_row(_load(pairs["other companion"])))
+    companion = _write(
+        pairs["small"].with_name("old.onnx.attachment.json"), _without_id_row(_load(pairs["other companion"]))
+    )
     code, lines = _validate(capsys, artifact, companion)
     assert code == cli.EXIT_INVALID
     codes = [line.split("\t", 1)[0] for line in lines]

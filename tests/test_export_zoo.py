@@ -419,7 +419,9 @@ def test_artifact_parses_and_checks(exported: ExportFn, name: str, granularity: 
 
 
 @combos
-def test_metadata_and_node_properties_match_schemas(exported: ExportFn, name: str, granularity: str, policy: str) -> None:
+def test_metadata_and_node_properties_match_schemas(
+    exported: ExportFn, name: str, granularity: str, policy: str
+) -> None:
     e = exported(name, granularity, policy)
     assert _errors(MODEL_METADATA, e.meta) == []
     problems: list[str] = []
@@ -434,7 +436,9 @@ def test_metadata_and_node_properties_match_schemas(exported: ExportFn, name: st
 
 
 @combos
-def test_companion_validates_and_every_row_resolves(exported: ExportFn, name: str, granularity: str, policy: str) -> None:
+def test_companion_validates_and_every_row_resolves(
+    exported: ExportFn, name: str, granularity: str, policy: str
+) -> None:
     e = exported(name, granularity, policy)
     assert _errors(COMPANION, e.companion) == []
     assert e.companion["signature"] == COMPANION_SIGNATURE
@@ -475,7 +479,9 @@ def test_companion_validates_and_every_row_resolves(exported: ExportFn, name: st
 
 
 @combos
-def test_every_consumed_value_is_typed_or_explained(exported: ExportFn, name: str, granularity: str, policy: str) -> None:
+def test_every_consumed_value_is_typed_or_explained(
+    exported: ExportFn, name: str, granularity: str, policy: str
+) -> None:
     e = exported(name, granularity, policy)
     producers: dict[str, dict[str, Any]] = {}
     for n in all_nodes(e.data):
@@ -490,12 +496,18 @@ def test_every_consumed_value_is_typed_or_explained(exported: ExportFn, name: st
                 if v in body.typed:
                     continue
                 producer = producers.get(v)
-                assert producer is not None, f"{body.label}: untyped {v!r} (consumed by {node['name']!r}) has no producing op"
+                assert producer is not None, (
+                    f"{body.label}: untyped {v!r} (consumed by {node['name']!r}) has no producing op"
+                )
                 reason = attrs_of(producer).get("untyped_output", "")
-                assert reason, f"{body.label}: {v!r} consumed by {node['name']!r} is untyped and {producer['name']!r} says nothing"
+                assert reason, (
+                    f"{body.label}: {v!r} consumed by {node['name']!r} is untyped and {producer['name']!r} says nothing"
+                )
         for v in body.outputs:
             if v not in body.typed:
-                assert v in producers and attrs_of(producers[v]).get("untyped_output"), f"{body.label}: output {v!r} untyped"
+                assert v in producers and attrs_of(producers[v]).get("untyped_output"), (
+                    f"{body.label}: output {v!r} untyped"
+                )
     # The converse: a producer that says its output is untyped does not type it anywhere.
     for v, node in producers.items():
         if attrs_of(node).get("untyped_output"):
@@ -575,7 +587,9 @@ def test_metadata_counts_are_true(exported: ExportFn, name: str, granularity: st
 
 
 @combos
-def test_the_model_description_says_the_facts_in_words(exported: ExportFn, name: str, granularity: str, policy: str) -> None:
+def test_the_model_description_says_the_facts_in_words(
+    exported: ExportFn, name: str, granularity: str, policy: str
+) -> None:
     """Model Properties cuts every row name to ~16 characters (``torchlens.captur…``): the
     description says the view, depth, capture, counts and totals, each line short enough
     for the sidebar to show whole (a fact's continuation lines are indented)."""
@@ -585,14 +599,20 @@ def test_the_model_description_says_the_facts_in_words(exported: ExportFn, name:
     doc = unwrapped(wrapped_doc)
     lines = doc.split("\n")
     assert lines[0] == m["torchlens.disclaimer"]
-    view = f"{granularity} view" + (f" at module depth {m['torchlens.depth']}" if granularity == Granularity.MODULE else "")
+    view = f"{granularity} view" + (
+        f" at module depth {m['torchlens.depth']}" if granularity == Granularity.MODULE else ""
+    )
     assert f"What you see: {e.log.model_class_qualname.rsplit('.', 1)[-1]}, {view}." in doc
     assert m.get("torchlens.depth_reason", "") in doc
     assert f"Capture: {m['torchlens.capture_outcome']}, {m['torchlens.capture_verified'].replace('_', ' ')}" in doc
     nodes = m["torchlens.node_count"]
     assert f"Drawn: {nodes:,} node{'' if nodes == 1 else 's'} and " in doc
     assert f"from {m['torchlens.trace_op_count']:,} traced op" in doc
-    for key in ("torchlens.observed_duration_total", "torchlens.estimated_flops_total", "torchlens.captured_bytes_total"):
+    for key in (
+        "torchlens.observed_duration_total",
+        "torchlens.estimated_flops_total",
+        "torchlens.captured_bytes_total",
+    ):
         assert (key in m) is (m.get(key, "\0") in doc), key
     side = m.get("torchlens.side_op_count", 0)
     assert ("side computation" in doc) is (side > 0)
@@ -624,7 +644,9 @@ def test_node_names_lead_back_to_the_trace(exported: ExportFn, name: str, granul
 # ------------------------------------------------------------------ module view
 
 module_combos = pytest.mark.parametrize(
-    ("name", "policy"), [(n, b) for n in ALL_ZOO for b in BUFFER_POLICY], ids=[f"{n}-{b}" for n in ALL_ZOO for b in BUFFER_POLICY]
+    ("name", "policy"),
+    [(n, b) for n in ALL_ZOO for b in BUFFER_POLICY],
+    ids=[f"{n}-{b}" for n in ALL_ZOO for b in BUFFER_POLICY],
 )
 
 
@@ -732,7 +754,11 @@ def test_rolled_has_one_node_per_layer(exported: ExportFn, name: str, policy: st
     table = trace_table(e.log)
     gone = set().union(*hidden_by_policy(table, policy))
     layers = {t.layer for t in table if t.role in ("op", "buffer") and t.name not in gone}
-    drawn = [n["name"] for n in e.data["graph"].get("node", []) if n["opType"] != "output" and n["domain"] != Domain.STRUCTURE]
+    drawn = [
+        n["name"]
+        for n in e.data["graph"].get("node", [])
+        if n["opType"] != "output" and n["domain"] != Domain.STRUCTURE
+    ]
     assert len(drawn) == len(set(drawn))
     assert set(drawn) == layers
     # Topological order: every input is a graph input or produced by an earlier node (a DAG).
@@ -778,7 +804,9 @@ def test_rolled_loop_growing_discloses_shape_drift(exported: ExportFn) -> None:
 
 @pytest.mark.parametrize("granularity", GRANULARITY)
 @pytest.mark.parametrize("name", ALL_ZOO)
-def test_export_is_deterministic(exported: ExportFn, zoo_trace: ZooTrace, tmp_path: Path, name: str, granularity: str) -> None:
+def test_export_is_deterministic(
+    exported: ExportFn, zoo_trace: ZooTrace, tmp_path: Path, name: str, granularity: str
+) -> None:
     first = exported(name, granularity, BufferPolicy.MEANINGFUL)
     again = _export(zoo_trace(name), tmp_path / first.result.artifact.name, granularity, BufferPolicy.MEANINGFUL)  # type: ignore[union-attr]
     assert again.artifact_json == first.result.artifact_json

@@ -18,14 +18,18 @@ from zoo import ZooTrace
 
 
 @pytest.mark.parametrize("cap", [10, 1, 0])
-def test_calls_past_the_function_limit_are_inlined(zoo_trace: ZooTrace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cap: int) -> None:
+def test_calls_past_the_function_limit_are_inlined(
+    zoo_trace: ZooTrace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cap: int
+) -> None:
     log = zoo_trace("bert")
     full = tlnetron.export(log, tmp_path / "full.onnx.json")
     assert full.function_count > cap
     monkeypatch.setattr(view_module, "MAX_FUNCTIONS", cap)
     with pytest.warns(tlnetron.TlnetronWarning) as caught:
         capped = tlnetron.export(log, tmp_path / "capped.onnx.json")
-    assert "function_limit_inlined" in {w.message.code for w in caught if isinstance(w.message, tlnetron.TlnetronWarning)}
+    assert "function_limit_inlined" in {
+        w.message.code for w in caught if isinstance(w.message, tlnetron.TlnetronWarning)
+    }
     assert capped.function_count <= cap
     model = onnx.ModelProto()
     json_format.Parse(capped.artifact_json, model)
@@ -33,6 +37,7 @@ def test_calls_past_the_function_limit_are_inlined(zoo_trace: ZooTrace, tmp_path
     meta = {p.key: p.value for p in model.metadata_props}
     assert json.loads(meta["torchlens.inlined_call_count"]) > 0
     assert "function_limit_inlined" in json.loads(meta["torchlens.warnings"])
+
     # Inlining moves boxes, it never loses ops: every op node is still drawn somewhere.
     def op_nodes(m: onnx.ModelProto) -> set[str]:
         return {n.name for body in (m.graph, *m.functions) for n in body.node if n.domain == Domain.LOSSY}
@@ -45,7 +50,16 @@ def test_calls_past_the_function_limit_are_inlined(zoo_trace: ZooTrace, tmp_path
 
 @pytest.mark.parametrize(
     ("version", "quadratic"),
-    [("1.22.0", False), ("1.17.0", False), ("1.9.1", False), ("1.23.0", True), ("1.23.2", True), ("1.24.0rc1", True), ("2.0.0", True), ("dev", False)],
+    [
+        ("1.22.0", False),
+        ("1.17.0", False),
+        ("1.9.1", False),
+        ("1.23.0", True),
+        ("1.23.2", True),
+        ("1.24.0rc1", True),
+        ("2.0.0", True),
+        ("dev", False),
+    ],
 )
 def test_which_onnx_checks_functions_in_quadratic_time(version: str, quadratic: bool) -> None:
     from tlnetron.check.onnx_check import checker_is_quadratic
@@ -70,7 +84,11 @@ def test_a_quadratic_checker_is_named_with_its_remedy_never_in_the_artifact(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = tlnetron.export(log, tmp_path / "m.onnx.json")
-    ours = [w.message for w in caught if isinstance(w.message, tlnetron.TlnetronWarning) and w.message.code == "onnx_checker_quadratic"]
+    ours = [
+        w.message
+        for w in caught
+        if isinstance(w.message, tlnetron.TlnetronWarning) and w.message.code == "onnx_checker_quadratic"
+    ]
     expected = reached and checker_is_quadratic()
     assert bool(ours) is expected
     assert ("onnx_checker_quadratic" in result.warnings) is expected

@@ -14,7 +14,9 @@ from tlnetron._generated.vocab import GRANULARITY, Granularity
 from zoo import ZooTrace
 
 
-def test_gc_is_paused_during_the_export_and_restored(zoo_trace: ZooTrace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_gc_is_paused_during_the_export_and_restored(
+    zoo_trace: ZooTrace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     seen: list[bool] = []
     real = tlnetron.pipeline.check_onnx
 

@@ -80,7 +80,7 @@ def netron_file(name: str) -> str:
 def decode_js(url: str) -> str:
     prefix = "data:text/javascript;base64,"
     assert url.startswith(prefix), url[:60]
-    return base64.b64decode(url[len(prefix):]).decode("utf-8")
+    return base64.b64decode(url[len(prefix) :]).decode("utf-8")
 
 
 def gunzip64(text: str) -> bytes:
@@ -89,7 +89,9 @@ def gunzip64(text: str) -> bytes:
 
 @pytest.fixture(scope="module")
 def built() -> Page:
-    return build_page((ARTIFACT.name, ARTIFACT.read_bytes()), (COMPANION.name, COMPANION.read_bytes()), page_name="tiny.html")
+    return build_page(
+        (ARTIFACT.name, ARTIFACT.read_bytes()), (COMPANION.name, COMPANION.read_bytes()), page_name="tiny.html"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -153,8 +155,8 @@ def test_index_html_is_netrons_but_for_its_head(parsed: _Parsed, built: Page) ->
     assert '<meta name="version" content="9.3.3">' in index and built.netron_version == "9.3.3"
     # Everything from <body> on is Netron's, but for the note first in <body>: positioned before
     # Netron's sidebar and toolbar, it is drawn under them and never hides a row.
-    body = index[index.index("<body"):]
-    ours = text[text.index("<body"):]
+    body = index[index.index("<body") :]
+    ours = text[text.index("<body") :]
     note = re.search(r'<div id="tlnetron-note">.*?</div>\n', ours)
     assert note is not None and ours.replace(note.group(0), "") == body
     assert ours.index(note.group(0)) == ours.index(">") + 2 and re.search(r"#tlnetron-note\{[^}]*z-index", text) is None
@@ -179,7 +181,11 @@ def test_model_only_page_has_no_companion() -> None:
 
 
 def test_page_policy_allows_no_connection_and_only_its_own_scripts(parsed: _Parsed) -> None:
-    policies = [attrs["content"] for tag, attrs in parsed.tags if tag == "meta" and attrs.get("http-equiv") == "Content-Security-Policy"]
+    policies = [
+        attrs["content"]
+        for tag, attrs in parsed.tags
+        if tag == "meta" and attrs.get("http-equiv") == "Content-Security-Policy"
+    ]
     assert len(policies) == 1  # Netron's own (script-src 'self') is gone: ours replaces it
     directives = {d.split()[0]: d.split()[1:] for d in policies[0].split("; ")}
     assert directives["default-src"] == ["'none'"]
@@ -216,7 +222,9 @@ def test_page_names_no_remote_resource(parsed: _Parsed, built: Page) -> None:
 
 def test_page_size_and_determinism(built: Page) -> None:
     assert len(built.html) < MAX_PAGE_BYTES, f"{len(built.html) / 2**20:.2f} MiB"
-    again = build_page((ARTIFACT.name, ARTIFACT.read_bytes()), (COMPANION.name, COMPANION.read_bytes()), page_name="tiny.html")
+    again = build_page(
+        (ARTIFACT.name, ARTIFACT.read_bytes()), (COMPANION.name, COMPANION.read_bytes()), page_name="tiny.html"
+    )
     assert again.html == built.html
 
 
@@ -246,7 +254,9 @@ def test_regenerate_command_is_quoted_for_a_shell() -> None:
     page = build_page(("my model.onnx.json", ARTIFACT.read_bytes()), page_name="my page.html")
     note = re.search(r'<div id="tlnetron-note">(.*?)</div>', page.html.decode("utf-8"))
     assert note is not None
-    assert "tlnetron html 'my model.onnx.json' -o 'my page.html'" in html.unescape(re.sub(r"<[^>]+>", "", note.group(1)))
+    assert "tlnetron html 'my model.onnx.json' -o 'my page.html'" in html.unescape(
+        re.sub(r"<[^>]+>", "", note.group(1))
+    )
 
 
 # --------------------------------------------------------------------------- writing and the command line
@@ -257,13 +267,18 @@ def test_cli_writes_the_page(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert main(["html", str(ARTIFACT), "--attachment", str(COMPANION), "-o", str(out)]) == 0
     printed = capsys.readouterr().out
     assert f"wrote      {out} (" in printed and "Netron 9.3.3" in printed and "until      2027-04-21" in printed
-    assert out.read_bytes() == build_page(
-        (ARTIFACT.name, ARTIFACT.read_bytes()), (COMPANION.name, COMPANION.read_bytes()), page_name="tiny.html"
-    ).html
+    assert (
+        out.read_bytes()
+        == build_page(
+            (ARTIFACT.name, ARTIFACT.read_bytes()), (COMPANION.name, COMPANION.read_bytes()), page_name="tiny.html"
+        ).html
+    )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["tiny.html"]  # no temporary or lock file left
 
 
-def test_cli_takes_the_companion_beside_the_artifact_and_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_takes_the_companion_beside_the_artifact_and_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """The one rule of every command reading an artifact: the companion beside it is taken,
     said on stderr, unless --no-attachment."""
     beside = tmp_path / "beside.html"
@@ -311,7 +326,7 @@ def _refusal(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
     assert main(args) == 3
     err = capsys.readouterr().err
     assert err.startswith("tlnetron: [") and err.count("\n") == 1, err
-    return err[len("tlnetron: ["):].split("]")[0]
+    return err[len("tlnetron: [") :].split("]")[0]
 
 
 @pytest.mark.parametrize(
@@ -380,7 +395,9 @@ def test_unwritable_folder_is_refused(tmp_path: Path, capsys: pytest.CaptureFixt
         folder.chmod(0o700)
 
 
-def test_netron_not_installed(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_netron_not_installed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setitem(sys.modules, "netron", None)  # import netron raises ImportError
     assert _refusal(["html", str(ARTIFACT), "-o", str(tmp_path / "page.html")], capsys) == "netron_serve_unavailable"
     assert list(tmp_path.iterdir()) == []
@@ -420,7 +437,11 @@ def test_show_by_path_finds_the_companion_beside_it() -> None:
     assert "then <code>tlnetron.show(...)</code>" in srcdoc(shown)
     assert repr(shown).startswith(f"<tlnetron page: {ARTIFACT.name} + {COMPANION.name} in Netron 9.3.3")
     assert tlnetron.show(ARTIFACT, attachment=False).title == ARTIFACT.name
-    assert tlnetron.show(str(ARTIFACT), attachment=str(COMPANION), height=300)._repr_html_().endswith("height:300px;border:1px solid #ddd;box-sizing:border-box\"></iframe>")
+    assert (
+        tlnetron.show(str(ARTIFACT), attachment=str(COMPANION), height=300)
+        ._repr_html_()
+        .endswith('height:300px;border:1px solid #ddd;box-sizing:border-box"></iframe>')
+    )
 
 
 def test_show_an_export_result_uses_its_bytes(tmp_path: Path) -> None:
@@ -429,8 +450,12 @@ def test_show_an_export_result_uses_its_bytes(tmp_path: Path) -> None:
 
     import tlnetron
 
-    result = SimpleNamespace(artifact=tmp_path / "gone.onnx.json", companion=None,
-                             artifact_bytes=ARTIFACT.read_bytes(), companion_bytes=COMPANION.read_bytes())
+    result = SimpleNamespace(
+        artifact=tmp_path / "gone.onnx.json",
+        companion=None,
+        artifact_bytes=ARTIFACT.read_bytes(),
+        companion_bytes=COMPANION.read_bytes(),
+    )
     shown = tlnetron.show(result)
     assert shown.title == "gone.onnx.json + gone.onnx.attachment.json"
     data = page_data(_Parsed(srcdoc(shown)))
@@ -460,7 +485,9 @@ def test_show_a_trace_shows_its_export_and_leaves_no_file(tmp_path: Path) -> Non
     data = page_data(_Parsed(srcdoc(shown)))
     model = json.loads(gunzip64(data["model"]["gzip"]))
     companion = json.loads(gunzip64(data["companion"]["gzip"]))
-    assert {n["name"] for n in model["graph"]["node"]} == {n["name"] for n in json.loads(expected.artifact_bytes)["graph"]["node"]}
+    assert {n["name"] for n in model["graph"]["node"]} == {
+        n["name"] for n in json.loads(expected.artifact_bytes)["graph"]["node"]
+    }
     assert any(r["name"] == "observed µs" for r in companion["metrics"])
     with pytest.raises(TlnetronError) as refused:
         tlnetron.show(str(ARTIFACT), granularity="op")
@@ -477,7 +504,10 @@ def test_an_export_as_a_cells_last_line_draws_the_page(tmp_path: Path, monkeypat
         warnings.simplefilter("ignore", TlnetronWarning)
         result = tlnetron.export(log, tmp_path / "cell.onnx.json")
     text = repr(result)
-    assert text.startswith("<tlnetron.ExportResult module view: ") and "wrote cell.onnx.json + cell.onnx.attachment.json" in text
+    assert (
+        text.startswith("<tlnetron.ExportResult module view: ")
+        and "wrote cell.onnx.json + cell.onnx.attachment.json" in text
+    )
     assert len(text) < 200 and "artifact_bytes" not in text
     data = page_data(_Parsed(srcdoc(result)))
     assert gunzip64(data["model"]["gzip"]) == result.artifact_bytes
@@ -496,7 +526,12 @@ def test_an_export_as_a_cells_last_line_draws_the_page(tmp_path: Path, monkeypat
     ("what", "kwargs", "code", "words"),
     [
         ("missing.onnx.json", {}, "invalid_path", "nothing was shown"),
-        (str(ARTIFACT), {"attachment": "missing.attachment.json"}, "invalid_path", "attachment= 'missing.attachment.json'"),
+        (
+            str(ARTIFACT),
+            {"attachment": "missing.attachment.json"},
+            "invalid_path",
+            "attachment= 'missing.attachment.json'",
+        ),
         (str(ARTIFACT), {"attachment": str(ARTIFACT)}, "netron_attachment_invalid", "not a netron:attachment"),
         (42, {}, "invalid_option", "a trace, what tlnetron.export returned or an artifact's path, not int"),
         (str(ARTIFACT), {"height": "tall"}, "invalid_option", "height="),
@@ -550,7 +585,19 @@ def test_a_companion_of_another_export_is_refused(tmp_path: Path, capsys: pytest
 
     ops = (
         OpIR("input_1", "input_1", 1, 1, "input", "input", (3,), "float32"),
-        OpIR("exp_1_1", "exp_1_1", 1, 1, "exp", "op", (3,), "float32", parents=("input_1",), ports=("arg0",), duration_s=1e-6),
+        OpIR(
+            "exp_1_1",
+            "exp_1_1",
+            1,
+            1,
+            "exp",
+            "op",
+            (3,),
+            "float32",
+            parents=("input_1",),
+            ports=("arg0",),
+            duration_s=1e-6,
+        ),
         OpIR("output_1", "output_1", 1, 1, "output", "output", (3,), "float32", parents=("exp_1_1",), ports=("arg0",)),
     )
     other = export_ir(TraceIR(ops=ops, honesty=Honesty(capture_status="complete")), tmp_path / "other.onnx.json",
@@ -558,7 +605,10 @@ def test_a_companion_of_another_export_is_refused(tmp_path: Path, capsys: pytest
     assert other.companion is not None
     before = sorted(p.name for p in tmp_path.iterdir())
     out = tmp_path / "page.html"
-    assert _refusal(["html", str(ARTIFACT), "--attachment", str(other.companion), "-o", str(out)], capsys) == "companion_mismatch"
+    assert (
+        _refusal(["html", str(ARTIFACT), "--attachment", str(other.companion), "-o", str(out)], capsys)
+        == "companion_mismatch"
+    )
     assert sorted(p.name for p in tmp_path.iterdir()) == before
     with pytest.raises(TlnetronError) as info:
         tlnetron.show(ARTIFACT, attachment=other.companion)

@@ -156,7 +156,13 @@ def test_only_the_reader_reads_torchlens_traces() -> None:
     readers = set()
     for name, path in MODULES.items():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
             if any(n == "torchlens" or n.startswith("torchlens.") for n in names):
                 readers.add(name)
             assert not any(n.startswith("torchlens.export") for n in names), f"{name} imports torchlens.export"

@@ -31,10 +31,14 @@ LONG_ATTR = "stage_" + "z" * 2300
 
 
 def _long_model() -> nn.Module:
-    inner = type(LONG_CLASS, (nn.Module,), {
-        "__init__": lambda self: (nn.Module.__init__(self), setattr(self, "fc", nn.Linear(4, 4)))[0],
-        "forward": lambda self, x: torch.relu(self.fc(x)) + 1,
-    })
+    inner = type(
+        LONG_CLASS,
+        (nn.Module,),
+        {
+            "__init__": lambda self: (nn.Module.__init__(self), setattr(self, "fc", nn.Linear(4, 4)))[0],
+            "forward": lambda self, x: torch.relu(self.fc(x)) + 1,
+        },
+    )
     outer = nn.Module()
     outer.add_module(LONG_ATTR, inner())
     outer.add_module("head", nn.Linear(4, 2))
@@ -44,7 +48,10 @@ def _long_model() -> nn.Module:
 
 def _attributes(node: dict[str, Any]) -> dict[str, str]:
     """Attribute name -> its text (STRING attributes are base64 in ONNX JSON)."""
-    return {a["name"]: base64.b64decode(a["s"]).decode("utf-8") if "s" in a else str(a.get("i")) for a in node.get("attribute", [])}
+    return {
+        a["name"]: base64.b64decode(a["s"]).decode("utf-8") if "s" in a else str(a.get("i"))
+        for a in node.get("attribute", [])
+    }
 
 
 @pytest.mark.parametrize("granularity", GRANULARITY)
@@ -76,14 +83,38 @@ def test_a_long_torch_function_name_is_shortened_in_every_view(tmp_path: Path, g
     long_function = "torch.nn.functional." + "f" * 2500
 
     def op(name: str, role: str, parents: tuple[str, ...] = (), function: str | None = None) -> OpIR:
-        return OpIR(name=name, layer=name, pass_index=1, num_passes=1, op_type={ROLE_OP: "relu"}.get(role, role), role=role,
-                    shape=(2,), dtype="float32", parents=parents, ports=tuple(f"arg{i}" for i in range(len(parents))),
-                    function=function, module_path="m" * 2100 if role == ROLE_OP else None)
+        return OpIR(
+            name=name,
+            layer=name,
+            pass_index=1,
+            num_passes=1,
+            op_type={ROLE_OP: "relu"}.get(role, role),
+            role=role,
+            shape=(2,),
+            dtype="float32",
+            parents=parents,
+            ports=tuple(f"arg{i}" for i in range(len(parents))),
+            function=function,
+            module_path="m" * 2100 if role == ROLE_OP else None,
+        )
 
-    ir = TraceIR(ops=(op("input_1", ROLE_INPUT), op("relu_1_1", ROLE_OP, ("input_1",), long_function), op("output_1", ROLE_OUTPUT, ("relu_1_1",))))
+    ir = TraceIR(
+        ops=(
+            op("input_1", ROLE_INPUT),
+            op("relu_1_1", ROLE_OP, ("input_1",), long_function),
+            op("output_1", ROLE_OUTPUT, ("relu_1_1",)),
+        )
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TlnetronWarning)
-        result = export_ir(ir, tmp_path / "m.onnx.json", granularity=granularity, depth=None, show_buffers=BufferPolicy.MEANINGFUL, attachment=None)
+        result = export_ir(
+            ir,
+            tmp_path / "m.onnx.json",
+            granularity=granularity,
+            depth=None,
+            show_buffers=BufferPolicy.MEANINGFUL,
+            attachment=None,
+        )
     node = next(n for n in json.loads(result.artifact_json)["graph"]["node"] if n["name"] == "relu_1_1")
     attrs = _attributes(node)
     assert attrs["function"] == shortened(long_function) and len(attrs["function"]) == NODE_TEXT_MAX_LENGTH

@@ -79,7 +79,11 @@ def _add_metric(pkg: Path) -> None:
     }
     node_path.write_text(json.dumps(node, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     # Its OpIR field, after the positional ones.
-    _edit(pkg / "ir" / "trace.py", "    returned_as: str | None = None\n", "    returned_as: str | None = None\n    peak_bytes: int | None = None\n")
+    _edit(
+        pkg / "ir" / "trace.py",
+        "    returned_as: str | None = None\n",
+        "    returned_as: str | None = None\n    peak_bytes: int | None = None\n",
+    )
     # The reader's line.
     _edit(
         pkg / "read" / "trace.py",
@@ -102,10 +106,17 @@ def test_a_new_metric_is_a_schema_row_a_field_and_a_reader_line(tmp_path: Path) 
     )  # fmt: skip
     assert gen.returncode == 0, gen.stderr
     changed = sorted(
-        str(p.relative_to(pkg)) for p in pkg.rglob("*") if p.is_file() and before.get(p.relative_to(pkg)) != p.read_bytes()
+        str(p.relative_to(pkg))
+        for p in pkg.rglob("*")
+        if p.is_file() and before.get(p.relative_to(pkg)) != p.read_bytes()
     )
     hand = [c for c in changed if not c.startswith("_generated/")]
-    assert hand == ["ir/trace.py", "read/trace.py", "schema/node-properties.schema.json", "schema/vocabularies.schema.json"]
+    assert hand == [
+        "ir/trace.py",
+        "read/trace.py",
+        "schema/node-properties.schema.json",
+        "schema/vocabularies.schema.json",
+    ]
 
     out_dir = tmp_path / "out"
     out_dir.mkdir()

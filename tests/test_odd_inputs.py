@@ -45,7 +45,9 @@ def test_a_path_with_lone_surrogates_is_refused(log: torchlens.Trace, tmp_path: 
         assert err.code == "invalid_path" and "surrogates" in str(err)
 
 
-def test_a_file_name_past_the_limit_is_refused_counting_what_is_written_beside_it(log: torchlens.Trace, tmp_path: Path) -> None:
+def test_a_file_name_past_the_limit_is_refused_counting_what_is_written_beside_it(
+    log: torchlens.Trace, tmp_path: Path
+) -> None:
     name_max = os.pathconf(tmp_path, "PC_NAME_MAX")
     err = refused(log, tmp_path, tmp_path / ("m" * (name_max - 4) + ".json"))
     assert err.code == "invalid_path" and "bytes" in str(err)
@@ -55,7 +57,10 @@ def test_a_file_name_past_the_limit_is_refused_counting_what_is_written_beside_i
     assert len(ok.name.encode()) == longest
     result = tlnetron.export(log, ok)
     assert result.artifact == ok and ok.is_file() and result.companion is not None and result.companion.is_file()
-    assert refused(log, tmp_path, tmp_path / ("m" * (longest + 1 - len(".onnx.json")) + ".onnx.json")).code == "invalid_path"
+    assert (
+        refused(log, tmp_path, tmp_path / ("m" * (longest + 1 - len(".onnx.json")) + ".onnx.json")).code
+        == "invalid_path"
+    )
 
 
 def test_a_baseline_string_of_lone_surrogates_is_refused(log: torchlens.Trace, tmp_path: Path) -> None:

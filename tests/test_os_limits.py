@@ -51,13 +51,16 @@ def test_write_page_refuses_a_long_output(tmp_path: Path) -> None:
     assert refusal.value.code == "invalid_path"
 
 
-@pytest.mark.parametrize("command", [
-    ["export", "{long}/m.onnx.json"],
-    ["export", "{tmp}/trace", "-o", "{long}/m.onnx.json"],
-    ["html", "{tmp}/m.onnx.json", "-o", "{long}/p.html"],
-    ["schema", "--copy-to", "{long}/schemas"],
-    ["serve", "{long}/m.onnx.json", "--no-browser"],
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["export", "{long}/m.onnx.json"],
+        ["export", "{tmp}/trace", "-o", "{long}/m.onnx.json"],
+        ["html", "{tmp}/m.onnx.json", "-o", "{long}/p.html"],
+        ["schema", "--copy-to", "{long}/schemas"],
+        ["serve", "{long}/m.onnx.json", "--no-browser"],
+    ],
+)
 def test_each_command_refuses_a_long_path(tmp_path: Path, command: list[str]) -> None:
     long = str(long_path(tmp_path, "x").parent)
     argv = [a.format(long=long, tmp=tmp_path) for a in command]
@@ -67,8 +70,12 @@ def test_each_command_refuses_a_long_path(tmp_path: Path, command: list[str]) ->
 
 
 def test_validate_gives_a_verdict_on_a_long_path(tmp_path: Path) -> None:
-    proc = subprocess.run([sys.executable, "-m", "tlnetron.cli", "validate", str(long_path(tmp_path, "m.onnx.json"))],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "tlnetron.cli", "validate", str(long_path(tmp_path, "m.onnx.json"))],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 1 and proc.stdout.startswith("json_invalid") and "Traceback" not in proc.stderr
 
 
@@ -81,7 +88,9 @@ def _refusal(call: Any) -> TlnetronError:
 @pytest.mark.parametrize("case", ["path_max", "name_max", "nul", "encoding"])
 @pytest.mark.parametrize("surface", ["serve_files", "page_from_files"])
 @pytest.mark.parametrize("which", ["artifact", "attachment"])
-def test_serve_files_and_page_from_files_check_their_paths_up_front(tmp_path: Path, case: str, surface: str, which: str) -> None:
+def test_serve_files_and_page_from_files_check_their_paths_up_front(
+    tmp_path: Path, case: str, surface: str, which: str
+) -> None:
     """Called from Python, they refuse as write_page does (same code and words), before reading: no server, nothing written."""
     import threading
 
@@ -89,14 +98,20 @@ def test_serve_files_and_page_from_files_check_their_paths_up_front(tmp_path: Pa
     from tlnetron.pages.html import page_from_files
     from tlnetron.pages.serve import serve_files
 
-    bad = {"path_max": long_path(tmp_path, "m.onnx.json"), "name_max": tmp_path / ("d" * 300) / "m.onnx.json",
-           "nul": tmp_path / "m\x00.onnx.json", "encoding": tmp_path / "m\udcff\ud800.onnx.json"}[case]
+    bad = {
+        "path_max": long_path(tmp_path, "m.onnx.json"),
+        "name_max": tmp_path / ("d" * 300) / "m.onnx.json",
+        "nul": tmp_path / "m\x00.onnx.json",
+        "encoding": tmp_path / "m\udcff\ud800.onnx.json",
+    }[case]
     good = tmp_path / "m.onnx.json"  # need not exist: the check comes first
     artifact, companion = (bad, None) if which == "artifact" else (good, bad)
     expected = _refusal(lambda: check_os_limits(bad, which))
     threads = threading.active_count()
-    call = {"serve_files": lambda: serve_files(artifact, companion, browse=False),
-            "page_from_files": lambda: page_from_files(artifact, companion)}[surface]
+    call = {
+        "serve_files": lambda: serve_files(artifact, companion, browse=False),
+        "page_from_files": lambda: page_from_files(artifact, companion),
+    }[surface]
     got = _refusal(call)
     assert (got.code, str(got)) == (expected.code, str(expected)) == ("invalid_path", str(expected))
     assert threading.active_count() == threads and list(tmp_path.iterdir()) == []

@@ -43,22 +43,64 @@ def chain(length: int, *, clash: bool = False) -> TraceIR:
     (after the lock is taken, before anything is committed).
     """
     names = [f"relu\n{i}" if clash and i < 2 else f"relu_{i}" for i in range(length)]
-    ops = [OpIR(name="input_1", layer="input_1", pass_index=1, num_passes=1, op_type="input", role=ROLE_INPUT, shape=(length,), dtype="float32")]
+    ops = [
+        OpIR(
+            name="input_1",
+            layer="input_1",
+            pass_index=1,
+            num_passes=1,
+            op_type="input",
+            role=ROLE_INPUT,
+            shape=(length,),
+            dtype="float32",
+        )
+    ]
     parent = "input_1"
     for name in names:
-        ops.append(OpIR(name=name, layer=name, pass_index=1, num_passes=1, op_type="relu", role=ROLE_OP, shape=(length,),
-                        dtype="float32", parents=(parent,), ports=("arg0",), duration_s=1e-6 * length))
+        ops.append(
+            OpIR(
+                name=name,
+                layer=name,
+                pass_index=1,
+                num_passes=1,
+                op_type="relu",
+                role=ROLE_OP,
+                shape=(length,),
+                dtype="float32",
+                parents=(parent,),
+                ports=("arg0",),
+                duration_s=1e-6 * length,
+            )
+        )
         parent = name
-    ops.append(OpIR(name="output_1", layer="output_1", pass_index=1, num_passes=1, op_type="output", role=ROLE_OUTPUT,
-                    shape=(length,), dtype="float32", parents=(parent,)))
+    ops.append(
+        OpIR(
+            name="output_1",
+            layer="output_1",
+            pass_index=1,
+            num_passes=1,
+            op_type="output",
+            role=ROLE_OUTPUT,
+            shape=(length,),
+            dtype="float32",
+            parents=(parent,),
+        )
+    )
     return TraceIR(ops=tuple(ops))
 
 
 def write(folder: Path, length: int, **kwargs: Any) -> Any:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TlnetronWarning)
-        return export_ir(chain(length, clash=kwargs.pop("clash", False)), folder / ARTIFACT, granularity=Granularity.OP, depth=None,
-                         show_buffers=BufferPolicy.MEANINGFUL, attachment=None, **kwargs)
+        return export_ir(
+            chain(length, clash=kwargs.pop("clash", False)),
+            folder / ARTIFACT,
+            granularity=Granularity.OP,
+            depth=None,
+            show_buffers=BufferPolicy.MEANINGFUL,
+            attachment=None,
+            **kwargs,
+        )
 
 
 def expected_pairs(tmp_path: Path, lengths: list[int]) -> dict[bytes, bytes]:
@@ -188,8 +230,11 @@ def test_random_kills_leave_no_undetected_mix_and_no_strays(tmp_path: Path, seed
     folder = tmp_path / "out"
     folder.mkdir()
     for _ in range(5):
-        proc = subprocess.Popen([sys.executable, "-c", _LOOP.format(tests=str(Path(__file__).parent), folder=str(folder))],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _LOOP.format(tests=str(Path(__file__).parent), folder=str(folder))],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"
         time.sleep(rng.uniform(0.05, 0.6))
         proc.kill()
@@ -214,7 +259,13 @@ def test_a_journal_cut_short_finishes_nothing(tmp_path: Path) -> None:
     folder.mkdir()
     victim = folder / "keep.txt"
     victim.write_text("mine")
-    for journal in ("", "[[", json.dumps([["keep.txt", "m.onnx.json"]]), json.dumps([["../x", "m.onnx.json"]]), json.dumps({"a": 1})):
+    for journal in (
+        "",
+        "[[",
+        json.dumps([["keep.txt", "m.onnx.json"]]),
+        json.dumps([["../x", "m.onnx.json"]]),
+        json.dumps({"a": 1}),
+    ):
         (folder / f".{ARTIFACT}.tlnetron-journal").write_text(journal)
         (folder / f".{ARTIFACT}.999999.tlnetron-tmp").write_bytes(b"stray")
         (folder / f".{COMPANION}.999999.tlnetron-bak").write_bytes(b"stray")
@@ -240,15 +291,23 @@ def _variant_writer(folder: str, name: str, length: int, rounds: int) -> None:
     for _ in range(rounds):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", TlnetronWarning)
-            export_ir(chain(length), Path(folder) / name, granularity=Granularity.OP, depth=None,
-                      show_buffers=BufferPolicy.MEANINGFUL, attachment=None)
+            export_ir(
+                chain(length),
+                Path(folder) / name,
+                granularity=Granularity.OP,
+                depth=None,
+                show_buffers=BufferPolicy.MEANINGFUL,
+                attachment=None,
+            )
 
 
 def test_case_variants_sharing_one_companion_take_turns(tmp_path: Path) -> None:
     """``a.onnx.json`` and ``a.onnx.JSON`` have one companion name: their writers lock it both."""
     ctx = multiprocessing.get_context("fork")
-    procs = [ctx.Process(target=_variant_writer, args=(str(tmp_path), name, n, 60))
-             for name, n in (("m.onnx.json", 2), ("m.onnx.JSON", 3))]
+    procs = [
+        ctx.Process(target=_variant_writer, args=(str(tmp_path), name, n, 60))
+        for name, n in (("m.onnx.json", 2), ("m.onnx.JSON", 3))
+    ]
     for p in procs:
         p.start()
     for p in procs:
@@ -256,6 +315,7 @@ def test_case_variants_sharing_one_companion_take_turns(tmp_path: Path) -> None:
     assert all(p.exitcode == 0 for p in procs)
     companion = json.loads((tmp_path / COMPANION).read_bytes())
     from tlnetron.check.pairs import artifact_export_id, companion_export_id
+
     ids = {artifact_export_id(json.loads((tmp_path / name).read_bytes())) for name in ("m.onnx.json", "m.onnx.JSON")}
     assert companion_export_id(companion) in ids
     assert hidden(tmp_path) == []
@@ -276,8 +336,14 @@ def test_attachment_false_over_a_pair_removes_the_old_companion(tmp_path: Path) 
     assert (tmp_path / COMPANION).exists()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TlnetronWarning)
-        export_ir(chain(3), tmp_path / ARTIFACT, granularity=Granularity.OP, depth=None,
-                  show_buffers=BufferPolicy.MEANINGFUL, attachment=False)
+        export_ir(
+            chain(3),
+            tmp_path / ARTIFACT,
+            granularity=Granularity.OP,
+            depth=None,
+            show_buffers=BufferPolicy.MEANINGFUL,
+            attachment=False,
+        )
     assert not (tmp_path / COMPANION).exists()
     assert hidden(tmp_path) == []
 
@@ -286,6 +352,12 @@ def test_attachment_false_leaves_a_file_that_is_no_companion(tmp_path: Path) -> 
     (tmp_path / COMPANION).write_text('{"mine": true}')
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TlnetronWarning)
-        export_ir(chain(3), tmp_path / ARTIFACT, granularity=Granularity.OP, depth=None,
-                  show_buffers=BufferPolicy.MEANINGFUL, attachment=False)
+        export_ir(
+            chain(3),
+            tmp_path / ARTIFACT,
+            granularity=Granularity.OP,
+            depth=None,
+            show_buffers=BufferPolicy.MEANINGFUL,
+            attachment=False,
+        )
     assert (tmp_path / COMPANION).read_text() == '{"mine": true}'

@@ -53,7 +53,10 @@ def test_a_rolled_layers_passes() -> None:
 def test_a_module_calls_inclusive_totals() -> None:
     assert words_facts.fact_rows(CALL) == [
         (NodeMeta.INCLUSIVE_TIME, "500 ms observed, inclusive of every op inside"),
-        (NodeMeta.INCLUSIVE_FLOPS, "2,000,000,000 FLOPs (2 GFLOPs) estimated, inclusive; 2 ops inside have no FLOP rule"),
+        (
+            NodeMeta.INCLUSIVE_FLOPS,
+            "2,000,000,000 FLOPs (2 GFLOPs) estimated, inclusive; 2 ops inside have no FLOP rule",
+        ),
         (NodeMeta.INCLUSIVE_BYTES, "1,048,576 B (1 MiB) of captured tensors, inclusive"),
         (NodeMeta.INCLUSIVE_OPS, "1,234 ops, inclusive"),
     ]
@@ -75,7 +78,10 @@ def test_model_totals() -> None:
         (MetaKey.OBSERVED_DURATION_TOTAL, "2 s (observed op wall times, summed)"),
         (MetaKey.ESTIMATED_FLOPS_TOTAL, "8,000,000,000 FLOPs (8 GFLOPs) (estimate, summed over ops with a FLOP rule)"),
     ]
-    assert words_facts.total_rows(TOTALS) == [(CompanionRow.SUM_OBSERVED_US, 2_000_000.0), (CompanionRow.SUM_FLOPS_EST, 8_000_000_000)]
+    assert words_facts.total_rows(TOTALS) == [
+        (CompanionRow.SUM_OBSERVED_US, 2_000_000.0),
+        (CompanionRow.SUM_FLOPS_EST, 8_000_000_000),
+    ]
 
 
 def test_a_nodes_rows_are_its_facts_and_own_rows_sorted_then_its_diff() -> None:
@@ -94,7 +100,9 @@ def test_a_nodes_rows_are_its_facts_and_own_rows_sorted_then_its_diff() -> None:
         (NodeMeta.DIFF_MAX_ABS_DELTA, "0.25"),
         (NodeMeta.DIFF_REFERENCE_LABEL, "relu_1_1"),
     )
-    assert said.doc == "\nDiff against the baseline: changed (the baseline's relu_1_1); largest absolute difference 0.25."
+    assert (
+        said.doc == "\nDiff against the baseline: changed (the baseline's relu_1_1); largest absolute difference 0.25."
+    )
     # worded once: the companion's diff and metric rows are the same words
     assert said.diff == said.metadata[-3:] and said.metrics == tuple(words_facts.companion_metric_rows(OP))
 
@@ -148,7 +156,10 @@ def test_the_wording_is_the_tables(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(words_facts, "_TABLE", table)
     monkeypatch.setattr(words_facts, "_SPECS", words_facts.compile_table(table))
     assert words_facts.fact_rows(Facts(duration_s=1e-3))[0] == (NodeMeta.OBSERVED_DURATION, "took 1 ms")
-    assert words_facts.function_doc_line(Facts(duration_s=1e-3, inclusive=True)) == "Inclusive of every op inside: 1 ms of wall time."
+    assert (
+        words_facts.function_doc_line(Facts(duration_s=1e-3, inclusive=True))
+        == "Inclusive of every op inside: 1 ms of wall time."
+    )
     assert words_facts.companion_metric_rows(Facts(duration_s=1e-3, inclusive=True)) == [("Σ inside µs", 1000.0)]
 
 

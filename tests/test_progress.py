@@ -46,7 +46,16 @@ def test_progress_hook_reports_every_stage_in_order(zoo_trace: ZooTrace, tmp_pat
     _assert_well_formed(calls)
     # A 12-op trace has no per-op reports: each stage once, plus the fixed steps inside
     # the companion (built, validated) and the build (artifact encoded and staged).
-    assert [stage for stage, _, _ in calls] == ["read", "project", "metadata", *["companion"] * 3, *["build"] * 2, "check", "write", "done"]
+    assert [stage for stage, _, _ in calls] == [
+        "read",
+        "project",
+        "metadata",
+        *["companion"] * 3,
+        *["build"] * 2,
+        "check",
+        "write",
+        "done",
+    ]
 
 
 def test_each_stage_starts_at_its_documented_share(zoo_trace: ZooTrace, tmp_path: Path) -> None:
@@ -101,7 +110,18 @@ def test_the_module_view_reports_while_building_its_function_bodies(tmp_path: Pa
     from tlnetron.pipeline import export_ir
     from tlnetron.ir.trace import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, ModuleCallIR, OpIR, TraceIR
 
-    ops = [OpIR(name="input_1", layer="input_1", pass_index=1, num_passes=1, op_type="input", role=ROLE_INPUT, shape=(2,), dtype="float32")]
+    ops = [
+        OpIR(
+            name="input_1",
+            layer="input_1",
+            pass_index=1,
+            num_passes=1,
+            op_type="input",
+            role=ROLE_INPUT,
+            shape=(2,),
+            dtype="float32",
+        )
+    ]
     calls = []
     last = "input_1"
     for i in range(300):
@@ -114,7 +134,19 @@ def test_the_module_view_reports_while_building_its_function_bodies(tmp_path: Pa
                      parents=(last,), ports=("arg0",), module_calls=(label,), module_path=f"blocks.{i}", duration_s=1e-6)
             )  # fmt: skip
             last = name
-    ops.append(OpIR(name="output_1", layer="output_1", pass_index=1, num_passes=1, op_type="output", role=ROLE_OUTPUT, shape=(2,), dtype="float32", parents=(last,)))
+    ops.append(
+        OpIR(
+            name="output_1",
+            layer="output_1",
+            pass_index=1,
+            num_passes=1,
+            op_type="output",
+            role=ROLE_OUTPUT,
+            shape=(2,),
+            dtype="float32",
+            parents=(last,),
+        )
+    )
     reports: list[tuple[str, int, int]] = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TlnetronWarning)  # 300 boxes in a row: past the legibility budget
@@ -160,7 +192,9 @@ def test_every_share_costs_nothing_unwatched_and_counts_when_watched() -> None:
     assert len(seen) == 50 and seen[-1] == (100_000, 100_000)
 
 
-def test_cli_export_draws_a_bar_on_stderr(zoo_trace: ZooTrace, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_export_draws_a_bar_on_stderr(
+    zoo_trace: ZooTrace, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     saved = tmp_path / "run.tlspec"
     torchlens.save(zoo_trace("loop"), saved, include_custom_attributes=False, include_buffer_values=False)
     out = tmp_path / "m.onnx.json"

@@ -47,7 +47,12 @@ def test_light_buffer_read_exports_the_same_bytes(
         (tmp_path / "b").mkdir()
         via_export = export(log, tmp_path / "a" / "m.onnx.json", granularity=granularity, show_buffers=policy)
         via_full = export_ir(
-            full, tmp_path / "b" / "m.onnx.json", granularity=granularity, depth=None, show_buffers=policy, attachment=None
+            full,
+            tmp_path / "b" / "m.onnx.json",
+            granularity=granularity,
+            depth=None,
+            show_buffers=policy,
+            attachment=None,
         )
     assert via_export.artifact_json == via_full.artifact_json
     assert via_export.companion_json == via_full.companion_json
@@ -56,13 +61,15 @@ def test_light_buffer_read_exports_the_same_bytes(
 
 @pytest.mark.parametrize("name", ["loop", "loop_growing", "twice", "gpt2", "bn_cnn_train", "multi_output_mixed"])
 @pytest.mark.parametrize("policy", BUFFER_POLICY)
-def test_brief_repeats_export_the_same_rolled_bytes(zoo_trace: ZooTrace, tmp_path: Path, name: str, policy: str) -> None:
+def test_brief_repeats_export_the_same_rolled_bytes(
+    zoo_trace: ZooTrace, tmp_path: Path, name: str, policy: str
+) -> None:
     log = zoo_trace(name)
     brief = read_trace(log, show_buffers=policy, module_calls=False, brief_repeats=True)
     full = read_trace(log, show_buffers=policy, module_calls=False)
-    assert [(op.name, op.shape, op.dtype, op.parents, op.ports, op.duration_s, op.flops, op.nbytes) for op in brief.ops] == [
-        (op.name, op.shape, op.dtype, op.parents, op.ports, op.duration_s, op.flops, op.nbytes) for op in full.ops
-    ]
+    assert [
+        (op.name, op.shape, op.dtype, op.parents, op.ports, op.duration_s, op.flops, op.nbytes) for op in brief.ops
+    ] == [(op.name, op.shape, op.dtype, op.parents, op.ports, op.duration_s, op.flops, op.nbytes) for op in full.ops]
     repeats = [op for op in brief.ops if op.role == ROLE_OP and op.pass_index > 1]
     if name in ("loop", "loop_growing", "twice"):
         assert repeats, f"{name} has repeated passes"
@@ -78,7 +85,12 @@ def test_brief_repeats_export_the_same_rolled_bytes(zoo_trace: ZooTrace, tmp_pat
         (tmp_path / "b").mkdir()
         via_export = export(log, tmp_path / "a" / "m.onnx.json", granularity=Granularity.ROLLED, show_buffers=policy)
         via_full = export_ir(
-            full, tmp_path / "b" / "m.onnx.json", granularity=Granularity.ROLLED, depth=None, show_buffers=policy, attachment=None
+            full,
+            tmp_path / "b" / "m.onnx.json",
+            granularity=Granularity.ROLLED,
+            depth=None,
+            show_buffers=policy,
+            attachment=None,
         )
     assert via_export.artifact_json == via_full.artifact_json
     assert via_export.companion_json == via_full.companion_json
@@ -91,7 +103,16 @@ def test_what_an_op_is_is_the_same_for_every_pass_of_its_layer(zoo_trace: ZooTra
     address once per layer (TorchLens keeps them per Layer). Hold TorchLens to that on
     every repeated pass, and the reader's IR to what each op itself says."""
     log = zoo_trace(name)
-    fields = ("type", "func_qualname", "num_params", "param_names", "param_shapes", "multi_output_index", "in_multi_output", "address")
+    fields = (
+        "type",
+        "func_qualname",
+        "num_params",
+        "param_names",
+        "param_shapes",
+        "multi_output_index",
+        "in_multi_output",
+        "address",
+    )
     first: dict[str, tuple[object, ...]] = {}
     repeats = 0
     for op in log.ops:
@@ -152,11 +173,20 @@ def test_rolled_layer_whose_first_pass_is_hidden_is_described_by_its_first_pass(
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TlnetronWarning)
-        res = export_ir(TraceIR(ops=ops), tmp_path / "m.onnx.json", granularity=Granularity.ROLLED, depth=None, show_buffers=BufferPolicy.MEANINGFUL, attachment=None)
+        res = export_ir(
+            TraceIR(ops=ops),
+            tmp_path / "m.onnx.json",
+            granularity=Granularity.ROLLED,
+            depth=None,
+            show_buffers=BufferPolicy.MEANINGFUL,
+            attachment=None,
+        )
     (node,) = [n for n in json.loads(res.artifact_json)["graph"]["node"] if n["name"] == "add_1_1"]
     attrs = {a["name"] for a in node.get("attribute", [])}
     assert {"function", "module_path"} <= attrs
-    assert "torch function: add" in node.get("docString", "") and "called at: m.py:3 in forward" in node.get("docString", "")
+    assert "torch function: add" in node.get("docString", "") and "called at: m.py:3 in forward" in node.get(
+        "docString", ""
+    )
     assert node["input"] == ["input_1"]
 
 
@@ -172,13 +202,50 @@ def test_worded_fact_memos_start_empty_for_every_export(tmp_path: Path) -> None:
     shape_text((9, 9))
     assert flops_text.cache_info().currsize and bytes_text.cache_info().currsize
     ops = (
-        OpIR(name="input_1", layer="input_1", pass_index=1, num_passes=1, op_type="input", role=ROLE_INPUT, shape=None, dtype=None),
-        OpIR(name="relu_1_1", layer="relu_1_1", pass_index=1, num_passes=1, op_type="relu", role=ROLE_OP, shape=None, dtype=None, parents=("input_1",), ports=("arg0",)),
-        OpIR(name="output_1", layer="output_1", pass_index=1, num_passes=1, op_type="output", role=ROLE_OUTPUT, shape=None, dtype=None, parents=("relu_1_1",)),
+        OpIR(
+            name="input_1",
+            layer="input_1",
+            pass_index=1,
+            num_passes=1,
+            op_type="input",
+            role=ROLE_INPUT,
+            shape=None,
+            dtype=None,
+        ),
+        OpIR(
+            name="relu_1_1",
+            layer="relu_1_1",
+            pass_index=1,
+            num_passes=1,
+            op_type="relu",
+            role=ROLE_OP,
+            shape=None,
+            dtype=None,
+            parents=("input_1",),
+            ports=("arg0",),
+        ),
+        OpIR(
+            name="output_1",
+            layer="output_1",
+            pass_index=1,
+            num_passes=1,
+            op_type="output",
+            role=ROLE_OUTPUT,
+            shape=None,
+            dtype=None,
+            parents=("relu_1_1",),
+        ),
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TlnetronWarning)
-        export_ir(TraceIR(ops=ops), tmp_path / "m.onnx.json", granularity=Granularity.OP, depth=None, show_buffers=BufferPolicy.MEANINGFUL, attachment=None)
+        export_ir(
+            TraceIR(ops=ops),
+            tmp_path / "m.onnx.json",
+            granularity=Granularity.OP,
+            depth=None,
+            show_buffers=BufferPolicy.MEANINGFUL,
+            attachment=None,
+        )
     # No op has FLOPs, bytes or a shape: nothing from before the export survives it.
     assert flops_text.cache_info().currsize == 0
     assert bytes_text.cache_info().currsize == 0

@@ -250,7 +250,12 @@ def test_every_file_reaches_the_disk_before_any_destination_is_replaced(
     monkeypatch.undo()
     assert result.companion is not None
     sizes = [len(result.artifact_bytes), len(result.companion_bytes or b"")]
-    assert events == [("sync", sizes[0]), ("sync", sizes[1]), ("replace", path.name), ("replace", result.companion.name)]
+    assert events == [
+        ("sync", sizes[0]),
+        ("sync", sizes[1]),
+        ("replace", path.name),
+        ("replace", result.companion.name),
+    ]
 
 
 def test_both_files_are_staged_and_written_out_while_the_checker_runs(
@@ -260,7 +265,11 @@ def test_both_files_are_staged_and_written_out_while_the_checker_runs(
     the destinations are replaced only after the checker passed and every file was synced."""
     path, _ = _existing_pair(log, tmp_path)
     events: list[tuple[str, Any]] = []
-    real_start, real_sync, real_check = tlnetron.perf._writeback, tlnetron.write.pair._datasync, tlnetron.pipeline.check_onnx
+    real_start, real_sync, real_check = (
+        tlnetron.perf._writeback,
+        tlnetron.write.pair._datasync,
+        tlnetron.pipeline.check_onnx,
+    )
     assert real_start is not None, "Linux's sync_file_range was not found"
 
     def start(fd: int) -> object:
@@ -287,7 +296,19 @@ def test_both_files_are_staged_and_written_out_while_the_checker_runs(
     assert events == [
         ("writeback", sizes["companion"]),  # both staged once the model is built (the export id is in both)
         ("writeback", sizes["artifact"]),
-        ("check", sorted([path.name, "m.onnx.attachment.json", f".{path.name}.{pid}.tlnetron-tmp", f".m.onnx.attachment.json.{pid}.tlnetron-tmp", f".{path.name}.tlnetron-lock", ".m.onnx.attachment.json.tlnetron-lock"])),
+        (
+            "check",
+            sorted(
+                [
+                    path.name,
+                    "m.onnx.attachment.json",
+                    f".{path.name}.{pid}.tlnetron-tmp",
+                    f".m.onnx.attachment.json.{pid}.tlnetron-tmp",
+                    f".{path.name}.tlnetron-lock",
+                    ".m.onnx.attachment.json.tlnetron-lock",
+                ]
+            ),
+        ),
         ("sync", sizes["artifact"]),
         ("sync", sizes["companion"]),
     ]
@@ -303,12 +324,41 @@ def test_a_checker_refusal_after_staging_removes_the_staged_files(log: torchlens
     from tlnetron.ir.trace import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, OpIR, TraceIR
 
     path, before = _existing_pair(log, tmp_path)
-    relu = {"layer": "relu", "pass_index": 1, "num_passes": 1, "op_type": "relu", "role": ROLE_OP, "shape": (2,), "dtype": "float32", "ports": ("arg0",), "duration_s": 1e-6}
+    relu = {
+        "layer": "relu",
+        "pass_index": 1,
+        "num_passes": 1,
+        "op_type": "relu",
+        "role": ROLE_OP,
+        "shape": (2,),
+        "dtype": "float32",
+        "ports": ("arg0",),
+        "duration_s": 1e-6,
+    }
     ops = (
-        OpIR(name="input_1", layer="input_1", pass_index=1, num_passes=1, op_type="input", role=ROLE_INPUT, shape=(2,), dtype="float32"),
+        OpIR(
+            name="input_1",
+            layer="input_1",
+            pass_index=1,
+            num_passes=1,
+            op_type="input",
+            role=ROLE_INPUT,
+            shape=(2,),
+            dtype="float32",
+        ),
         OpIR(name="relu", parents=("input_1",), **relu),
         OpIR(name="relu", parents=("relu",), **relu),
-        OpIR(name="output_1", layer="output_1", pass_index=1, num_passes=1, op_type="output", role=ROLE_OUTPUT, shape=(2,), dtype="float32", parents=("relu",)),
+        OpIR(
+            name="output_1",
+            layer="output_1",
+            pass_index=1,
+            num_passes=1,
+            op_type="output",
+            role=ROLE_OUTPUT,
+            shape=(2,),
+            dtype="float32",
+            parents=("relu",),
+        ),
     )
     staged: list[str] = []
     real_stage = tlnetron.write.pair.StagedFiles.stage
@@ -320,7 +370,14 @@ def test_a_checker_refusal_after_staging_removes_the_staged_files(log: torchlens
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(tlnetron.write.pair.StagedFiles, "stage", stage)
         with pytest.raises(TlnetronError) as info:
-            export_ir(TraceIR(ops=ops), path, granularity=Granularity.OP, depth=None, show_buffers=BufferPolicy.MEANINGFUL, attachment=None)
+            export_ir(
+                TraceIR(ops=ops),
+                path,
+                granularity=Granularity.OP,
+                depth=None,
+                show_buffers=BufferPolicy.MEANINGFUL,
+                attachment=None,
+            )
     assert info.value.code == "artifact_invalid" and "single static assignment" in str(info.value)
     assert staged == ["m.onnx.json"]
     assert _tree(tmp_path) == before  # no temporary file left, existing files untouched
@@ -404,19 +461,76 @@ def test_companion_refusal_at_export_leaves_existing_files_as_they_were(log: tor
     path, before = _existing_pair(log, tmp_path)
     # Two nodes whose names agree up to the first line break: Netron cannot tell their rows apart.
     ops = (
-        OpIR(name="input_1", layer="input_1", pass_index=1, num_passes=1, op_type="input", role=ROLE_INPUT, shape=(2,), dtype="float32"),
-        OpIR(name="relu\na", layer="relu\na", pass_index=1, num_passes=1, op_type="relu", role=ROLE_OP, shape=(2,), dtype="float32", parents=("input_1",), ports=("arg0",), duration_s=1e-6),
-        OpIR(name="relu\nb", layer="relu\nb", pass_index=1, num_passes=1, op_type="relu", role=ROLE_OP, shape=(2,), dtype="float32", parents=("relu\na",), ports=("arg0",), duration_s=1e-6),
-        OpIR(name="output_1", layer="output_1", pass_index=1, num_passes=1, op_type="output", role=ROLE_OUTPUT, shape=(2,), dtype="float32", parents=("relu\nb",)),
+        OpIR(
+            name="input_1",
+            layer="input_1",
+            pass_index=1,
+            num_passes=1,
+            op_type="input",
+            role=ROLE_INPUT,
+            shape=(2,),
+            dtype="float32",
+        ),
+        OpIR(
+            name="relu\na",
+            layer="relu\na",
+            pass_index=1,
+            num_passes=1,
+            op_type="relu",
+            role=ROLE_OP,
+            shape=(2,),
+            dtype="float32",
+            parents=("input_1",),
+            ports=("arg0",),
+            duration_s=1e-6,
+        ),
+        OpIR(
+            name="relu\nb",
+            layer="relu\nb",
+            pass_index=1,
+            num_passes=1,
+            op_type="relu",
+            role=ROLE_OP,
+            shape=(2,),
+            dtype="float32",
+            parents=("relu\na",),
+            ports=("arg0",),
+            duration_s=1e-6,
+        ),
+        OpIR(
+            name="output_1",
+            layer="output_1",
+            pass_index=1,
+            num_passes=1,
+            op_type="output",
+            role=ROLE_OUTPUT,
+            shape=(2,),
+            dtype="float32",
+            parents=("relu\nb",),
+        ),
     )
     with pytest.raises(TlnetronError) as info:
-        export_ir(TraceIR(ops=ops), path, granularity=Granularity.OP, depth=None, show_buffers=BufferPolicy.MEANINGFUL, attachment=None)
+        export_ir(
+            TraceIR(ops=ops),
+            path,
+            granularity=Granularity.OP,
+            depth=None,
+            show_buffers=BufferPolicy.MEANINGFUL,
+            attachment=None,
+        )
     assert info.value.code == "netron_attachment_invalid"
     assert _tree(tmp_path) == before  # no temporary file, existing files untouched
     # Without the companion the same IR exports (the artifact itself was fine).
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TlnetronWarning)
-        result = export_ir(TraceIR(ops=ops), path, granularity=Granularity.OP, depth=None, show_buffers=BufferPolicy.MEANINGFUL, attachment=False)
+        result = export_ir(
+            TraceIR(ops=ops),
+            path,
+            granularity=Granularity.OP,
+            depth=None,
+            show_buffers=BufferPolicy.MEANINGFUL,
+            attachment=False,
+        )
     assert path.read_text(encoding="utf-8") == result.artifact_json
 
 
@@ -458,11 +572,28 @@ def test_a_node_the_schema_refuses_is_never_written(tmp_path: Path) -> None:
     path = tmp_path / "m.onnx.json"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TlnetronWarning)  # a constructed IR has no capture outcome
-        for granularity in (Granularity.OP, Granularity.MODULE):  # the rolled view draws a layer, with no pass of its own
-            export_ir(ir("torch.relu"), path, granularity=granularity, depth=None, show_buffers=BufferPolicy.MEANINGFUL, attachment=None)
+        for granularity in (
+            Granularity.OP,
+            Granularity.MODULE,
+        ):  # the rolled view draws a layer, with no pass of its own
+            export_ir(
+                ir("torch.relu"),
+                path,
+                granularity=granularity,
+                depth=None,
+                show_buffers=BufferPolicy.MEANINGFUL,
+                attachment=None,
+            )
             before = _tree(tmp_path)
             with pytest.raises(TlnetronError) as info:
-                export_ir(ir("bad"), path, granularity=granularity, depth=None, show_buffers=BufferPolicy.MEANINGFUL, attachment=None)
+                export_ir(
+                    ir("bad"),
+                    path,
+                    granularity=granularity,
+                    depth=None,
+                    show_buffers=BufferPolicy.MEANINGFUL,
+                    attachment=None,
+                )
             assert info.value.code == "artifact_invalid"
             assert "node 'relu_2_2'" in str(info.value) and "attributes.pass" in str(info.value)
             assert "Remedy:" in str(info.value)

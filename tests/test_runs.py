@@ -139,7 +139,11 @@ def attrs(node: dict[str, Any]) -> dict[str, Any]:
 
 
 def function(model: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
-    (f,) = [f for f in model["functions"] if (f["domain"], f["name"], f.get("overload", "")) == (node["domain"], node["opType"], node.get("overload", ""))]
+    (f,) = [
+        f
+        for f in model["functions"]
+        if (f["domain"], f["name"], f.get("overload", "")) == (node["domain"], node["opType"], node.get("overload", ""))
+    ]
     return f
 
 
@@ -169,7 +173,9 @@ def test_a_chain_of_calls_is_one_box_named_by_its_container(tmp_path: Path) -> N
     # Inclusive facts over the calls, worded as such; the companion targets the box.
     rows = {p["key"]: p["value"] for p in run.get("metadataProps", [])}
     assert "summed over 5 calls" in rows["inclusive_flops"] and "inclusive" in rows["inclusive_time"]
-    flops = sum(int(op.flops_forward or 0) for op in log.ops if any(c.startswith("layers.") for c in op.module_call_stack or ()))
+    flops = sum(
+        int(op.flops_forward or 0) for op in log.ops if any(c.startswith("layers.") for c in op.module_call_stack or ())
+    )
     mine = {r["name"]: r["value"] for r in companion["metrics"] if r["target"] == "layers"}
     assert mine["inclusive FLOPs"] == flops and mine["inclusive ops"] == 5 * 3
     assert any(r["target"] == "layers" and r["name"] == "share of time" for r in companion["metadata"])
@@ -207,7 +213,9 @@ def test_a_long_run_opens_on_groups_of_calls(tmp_path: Path) -> None:
     assert run["opType"] == f"Block ×{n}"
     body = function(model, run)
     groups = body["node"]
-    assert [g["name"] for g in groups] == [f"layers[{a}..{min(a + GROUP_SIZE, n) - 1}]" for a in range(0, n, GROUP_SIZE)]
+    assert [g["name"] for g in groups] == [
+        f"layers[{a}..{min(a + GROUP_SIZE, n) - 1}]" for a in range(0, n, GROUP_SIZE)
+    ]
     assert groups[0]["opType"] == f"Block 0–{GROUP_SIZE - 1}" and all(g["domain"] == Domain.RUN for g in groups)
     assert "groups of consecutive calls" in body["docString"]
     inner = function(model, groups[1])

@@ -98,9 +98,7 @@ finite_floats = st.floats(allow_nan=False, allow_infinity=False)
 json_scalars = st.one_of(st.none(), st.booleans(), st.integers(), finite_floats, st.text(max_size=8))
 json_values = st.recursive(
     json_scalars,
-    lambda inner: st.one_of(
-        st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=6), inner, max_size=3)
-    ),
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=6), inner, max_size=3)),
     max_leaves=6,
 )
 
@@ -349,7 +347,9 @@ def mutated(draw: st.DrawFn, base: st.SearchStrategy[Any]) -> Any:
 
 
 INSTANCES = {
-    name: st.one_of(VALID[name], RICH[name], mutated(VALID[name]), mutated(RICH[name]), mutated(RICH[name]), json_values)
+    name: st.one_of(
+        VALID[name], RICH[name], mutated(VALID[name]), mutated(RICH[name]), mutated(RICH[name]), json_values
+    )
     for name in VALIDATED
 }
 
@@ -500,10 +500,18 @@ SAMPLES: list[tuple[str, str, Any, str | None]] = [
         "metadata-everything",
         "model-metadata",
         metadata(
-            capture_outcome_reason="halted at a frontier", trace_state="edited", depth=2, depth_reason="auto",
-            warnings=["legibility_budget_exceeded"], root_ranks=30, observed_duration_total="1.2 ms",
-            estimated_flops_total="3.4 MFLOPs", captured_bytes_total="5 kB", baseline_kind="trace",
-            baseline=summary(), torch_version="2.5.0",
+            capture_outcome_reason="halted at a frontier",
+            trace_state="edited",
+            depth=2,
+            depth_reason="auto",
+            warnings=["legibility_budget_exceeded"],
+            root_ranks=30,
+            observed_duration_total="1.2 ms",
+            estimated_flops_total="3.4 MFLOPs",
+            captured_bytes_total="5 kB",
+            baseline_kind="trace",
+            baseline=summary(),
+            torch_version="2.5.0",
             interventions=[{"kind": "set", "edit": "zero", "selection": "relu_1", "sites": 1}],
         ),
         None,
@@ -519,12 +527,22 @@ SAMPLES: list[tuple[str, str, Any, str | None]] = [
     ("metadata-version-newline", "model-metadata", metadata(schema_version="1.0.0\n"), "data.torchlens.schema_version"),
     ("metadata-version-short", "model-metadata", metadata(schema_version="1.0"), "data.torchlens.schema_version"),
     ("metadata-export-id", "model-metadata", metadata(export_id="0123456789abcdef" * 2), None),
-    ("metadata-export-id-upper", "model-metadata", metadata(export_id="0123456789ABCDEF" * 2), "data.torchlens.export_id"),
+    (
+        "metadata-export-id-upper",
+        "model-metadata",
+        metadata(export_id="0123456789ABCDEF" * 2),
+        "data.torchlens.export_id",
+    ),
     ("metadata-export-id-short", "model-metadata", metadata(export_id="0" * 31), "data.torchlens.export_id"),
     ("metadata-export-id-long", "model-metadata", metadata(export_id="0" * 33), "data.torchlens.export_id"),
     ("metadata-export-id-newline", "model-metadata", metadata(export_id="0" * 32 + "\n"), "data.torchlens.export_id"),
     ("metadata-granularity", "model-metadata", metadata(granularity="layer"), "data.torchlens.granularity"),
-    ("metadata-structure-only-text", "model-metadata", metadata(structure_only="false"), "data.torchlens.structure_only"),
+    (
+        "metadata-structure-only-text",
+        "model-metadata",
+        metadata(structure_only="false"),
+        "data.torchlens.structure_only",
+    ),
     ("metadata-warning-unknown", "model-metadata", metadata(warnings=["oops"]), "data.torchlens.warnings[0]"),
     (
         "metadata-warning-twice",
@@ -545,16 +563,31 @@ SAMPLES: list[tuple[str, str, Any, str | None]] = [
     ("node-line-2000", "node-properties", node(attributes__layer="x" * 2000), None),
     ("node-role-module", "node-properties", node(role="module"), "data.role"),
     ("node-no-role", "node-properties", node(role=DROP), "data"),
-    ("node-buffer-access", "node-properties", node(attributes__buffer_access="writes"), "data.attributes.buffer_access"),
+    (
+        "node-buffer-access",
+        "node-properties",
+        node(attributes__buffer_access="writes"),
+        "data.attributes.buffer_access",
+    ),
     ("node-line-2001", "node-properties", node(attributes__layer="x" * 2001), "data.attributes.layer"),
     ("node-line-newline", "node-properties", node(attributes__function="f\n"), "data.attributes.function"),
     ("node-module-attr", "node-properties", node(attributes__module="features.0"), "data.attributes"),
     ("node-num-params-zero", "node-properties", node(attributes__num_params=0), "data.attributes.num_params"),
-    ("node-index-negative", "node-properties", node(attributes__multi_output_index=-1), "data.attributes.multi_output_index"),
+    (
+        "node-index-negative",
+        "node-properties",
+        node(attributes__multi_output_index=-1),
+        "data.attributes.multi_output_index",
+    ),
     ("node-input-names-bare", "node-properties", node(metadata__input_names="[a]"), "data.metadata.input_names"),
     ("node-input-names-newline", "node-properties", node(metadata__input_names="['a']\n"), "data.metadata.input_names"),
     ("node-input-names-empty", "node-properties", node(metadata__input_names="[]"), "data.metadata.input_names"),
-    ("node-metadata-number", "node-properties", node(metadata__observed_duration=12.5), "data.metadata.observed_duration"),
+    (
+        "node-metadata-number",
+        "node-properties",
+        node(metadata__observed_duration=12.5),
+        "data.metadata.observed_duration",
+    ),
     ("summary-ok", "baseline-summary", summary(), None),
     ("summary-extra", "baseline-summary", summary(verdict="same"), "data"),
     ("summary-no-source", "baseline-summary", summary(source=DROP), "data"),

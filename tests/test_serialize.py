@@ -58,7 +58,9 @@ def test_serialiser_matches_protobuf(
     built = _capture_builds(monkeypatch)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TlnetronWarning)
-        result = tlnetron.export(zoo_trace(name), tmp_path / "m.onnx.json", granularity=granularity, show_buffers=policy)
+        result = tlnetron.export(
+            zoo_trace(name), tmp_path / "m.onnx.json", granularity=granularity, show_buffers=policy
+        )
     (out,) = built
     model = onnx.ModelProto.FromString(out.proto)  # the bytes the checker checked
     as_json = json.loads(out.json)
@@ -75,7 +77,9 @@ def test_serialiser_matches_protobuf(
     assert json.loads(json_format.MessageToJson(model)) == json.loads(text)
 
 
-@pytest.mark.parametrize(("name", "granularity"), [("bert", "module"), ("bert", "op"), ("loop", "module"), ("wrapped_cnn", "rolled")])
+@pytest.mark.parametrize(
+    ("name", "granularity"), [("bert", "module"), ("bert", "op"), ("loop", "module"), ("wrapped_cnn", "rolled")]
+)
 def test_chunked_build_gives_the_model_built_in_one_piece(
     zoo_trace: ZooTrace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, granularity: str
 ) -> None:
@@ -87,7 +91,9 @@ def test_chunked_build_gives_the_model_built_in_one_piece(
         seen = _capture_builds(monkeypatch)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", TlnetronWarning)
-            result = tlnetron.export(zoo_trace(name), tmp_path / f"m{chunk}.onnx.json", granularity=granularity, attachment=False)
+            result = tlnetron.export(
+                zoo_trace(name), tmp_path / f"m{chunk}.onnx.json", granularity=granularity, attachment=False
+            )
         (out,) = seen
         assert result.artifact_bytes == out.json
         return out.json, onnx.ModelProto.FromString(out.proto)

@@ -154,7 +154,9 @@ def listening_addresses(port: int) -> list[str]:
                     found.append(socket.inet_ntop(socket.AF_INET, bytes.fromhex(addr)[::-1]))
                 else:
                     raw = bytes.fromhex(addr)
-                    found.append(socket.inet_ntop(socket.AF_INET6, b"".join(raw[i : i + 4][::-1] for i in range(0, 16, 4))))
+                    found.append(
+                        socket.inet_ntop(socket.AF_INET6, b"".join(raw[i : i + 4][::-1] for i in range(0, 16, 4)))
+                    )
     return found
 
 
@@ -205,7 +207,11 @@ def test_memory_only_serve_says_it_has_no_companion_and_how_to_get_one(
 
 
 def test_cli_memory_only_serve_names_the_command_with_a_path(
-    log: torchlens.Trace, browser: Browser, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    log: torchlens.Trace,
+    browser: Browser,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     """``tlnetron export run.tlspec --serve``: the notice, on stderr, names the same command with ``-o``."""
     import tlnetron.cli
@@ -220,7 +226,9 @@ def test_cli_memory_only_serve_names_the_command_with_a_path(
     assert "tlnetron.export(" not in notice
 
 
-def test_memory_only_serve(log: torchlens.Trace, browser: Browser, served: list[Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_memory_only_serve(
+    log: torchlens.Trace, browser: Browser, served: list[Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     result = serve_from_memory(log)
     served.append(result)
@@ -244,10 +252,16 @@ def test_memory_only_serve(log: torchlens.Trace, browser: Browser, served: list[
     result.stop()  # idempotent
 
 
-def test_serve_starts_coloured_by_colour_by(log: torchlens.Trace, browser: Browser, served: list[Any], tmp_path: Path) -> None:
+def test_serve_starts_coloured_by_colour_by(
+    log: torchlens.Trace, browser: Browser, served: list[Any], tmp_path: Path
+) -> None:
     """``export(log, serve=True, colour_by=...)``, with or without a file: the page's first scheme."""
     for path, scheme in ((None, "time"), (tmp_path / "m.onnx.json", "params")):
-        result = serve_from_memory(log, colour_by=scheme) if path is None else export(log, path, serve=True, colour_by=scheme)
+        result = (
+            serve_from_memory(log, colour_by=scheme)
+            if path is None
+            else export(log, path, serve=True, colour_by=scheme)
+        )
         served.append(result)
         status, listing = get(f"{result.url}tlnetron/files.json")
         assert status == 200 and json.loads(listing)["colour"] == scheme
@@ -274,13 +288,22 @@ def test_cli_export_serve_starts_coloured_by_colour_by(
 
 @pytest.mark.parametrize("with_path", [False, True], ids=["memory", "path-no-attachment"])
 def test_memory_only_serve_exposes_no_files(
-    log: torchlens.Trace, browser: Browser, served: list[Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, with_path: bool
+    log: torchlens.Trace,
+    browser: Browser,
+    served: list[Any],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    with_path: bool,
 ) -> None:
     (tmp_path / "secret.txt").write_text("top secret\n")
     (tmp_path / "out").mkdir()
     monkeypatch.chdir(tmp_path)
     # Without a companion the artifact is served from memory, and nothing from the folders.
-    result = export(log, tmp_path / "out" / "m.onnx.json", attachment=False, serve=True) if with_path else serve_from_memory(log)
+    result = (
+        export(log, tmp_path / "out" / "m.onnx.json", attachment=False, serve=True)
+        if with_path
+        else serve_from_memory(log)
+    )
     served.append(result)
     status, body = raw_get(port_of(result), "/data/secret.txt")
     assert status == 404 and b"top secret" not in body
@@ -289,7 +312,9 @@ def test_memory_only_serve_exposes_no_files(
 # ------------------------------------------------------------------ (b) with a path: the companion page
 
 
-def test_serve_with_a_path_uses_the_companion_page(log: torchlens.Trace, browser: Browser, served: list[Any], tmp_path: Path) -> None:
+def test_serve_with_a_path_uses_the_companion_page(
+    log: torchlens.Trace, browser: Browser, served: list[Any], tmp_path: Path
+) -> None:
     result = export(log, tmp_path / "m.onnx.json", serve=True)
     served.append(result)
     assert result.artifact == tmp_path / "m.onnx.json" and result.artifact.is_file()
@@ -344,7 +369,9 @@ TRAVERSALS = [
 ]
 
 
-def test_companion_page_blocks_path_traversal(log: torchlens.Trace, browser: Browser, served: list[Any], tmp_path: Path) -> None:
+def test_companion_page_blocks_path_traversal(
+    log: torchlens.Trace, browser: Browser, served: list[Any], tmp_path: Path
+) -> None:
     result = export(log, tmp_path / "m.onnx.json", serve=True)
     served.append(result)
     port = port_of(result)
@@ -388,7 +415,12 @@ def notebook(monkeypatch: pytest.MonkeyPatch) -> FakeNotebook:
 
 @pytest.mark.parametrize("with_path", [False, True], ids=["memory", "path"])
 def test_notebook_shows_an_iframe_and_opens_no_tab(
-    log: torchlens.Trace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, served: list[Any], notebook: FakeNotebook, with_path: bool
+    log: torchlens.Trace,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    served: list[Any],
+    notebook: FakeNotebook,
+    with_path: bool,
 ) -> None:
     calls: list[Any] = []
     monkeypatch.setattr("tlnetron.pages.serve.webbrowser.open", lambda *a, **k: calls.append(a))
@@ -405,7 +437,9 @@ def test_notebook_shows_an_iframe_and_opens_no_tab(
     assert get(result.url)[0] == 200  # type: ignore[arg-type]
 
 
-def test_ipython_without_a_kernel_opens_a_tab(log: torchlens.Trace, browser: Browser, served: list[Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ipython_without_a_kernel_opens_a_tab(
+    log: torchlens.Trace, browser: Browser, served: list[Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A terminal IPython shell (no kernel) is not a notebook: the browser tab opens."""
     ipython = types.ModuleType("IPython")
     ipython.get_ipython = lambda: types.SimpleNamespace()  # type: ignore[attr-defined]
@@ -419,7 +453,9 @@ def test_ipython_without_a_kernel_opens_a_tab(log: torchlens.Trace, browser: Bro
 # ------------------------------------------------------------------ (d) without netron
 
 
-def test_serve_without_netron_teaches_the_install(log: torchlens.Trace, browser: Browser, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_serve_without_netron_teaches_the_install(
+    log: torchlens.Trace, browser: Browser, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setitem(sys.modules, "netron", None)  # `import netron` now raises ImportError
     with pytest.raises(ImportError):
         import netron  # noqa: F401
@@ -439,7 +475,9 @@ def test_serve_without_netron_teaches_the_install(log: torchlens.Trace, browser:
 # ------------------------------------------------------------------ (e) attachment=True without a path
 
 
-def test_attachment_true_without_a_path_refuses(log: torchlens.Trace, browser: Browser, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_attachment_true_without_a_path_refuses(
+    log: torchlens.Trace, browser: Browser, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     with pytest.raises(TlnetronError) as info:
         export(log, None, attachment=True, serve=True)
@@ -502,7 +540,17 @@ def test_cli_serve_prints_a_url_and_stops_on_sigint(log: torchlens.Trace, tmp_pa
     env["PYTHONPATH"] = str(Path(tlnetron.__file__).resolve().parent.parent)  # the tlnetron under test, not the tests
     env["PYTHONUNBUFFERED"] = "1"
     proc = subprocess.Popen(
-        [sys.executable, "-u", "-m", "tlnetron.cli", "serve", str(result.artifact), "--attachment", str(result.companion), "--no-browser"],
+        [
+            sys.executable,
+            "-u",
+            "-m",
+            "tlnetron.cli",
+            "serve",
+            str(result.artifact),
+            "--attachment",
+            str(result.companion),
+            "--no-browser",
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -551,11 +599,20 @@ def test_cli_serve_prints_a_url_and_stops_on_sigint(log: torchlens.Trace, tmp_pa
 # ------------------------------------------------------------------ (h) what the server answers
 
 
-def test_every_response_keeps_the_page_on_this_server(log: torchlens.Trace, browser: Browser, served: list[Any], tmp_path: Path) -> None:
+def test_every_response_keeps_the_page_on_this_server(
+    log: torchlens.Trace, browser: Browser, served: list[Any], tmp_path: Path
+) -> None:
     """The policy the browser enforces: fetch, XHR, beacons, scripts, frames - this server only."""
     result = export(log, tmp_path / "m.onnx.json", serve=True)
     served.append(result)
-    for path in ("", "netron/index.html", "netron/browser.js", "tlnetron/bootstrap.js", "tlnetron/data/model", "nothing-here"):
+    for path in (
+        "",
+        "netron/index.html",
+        "netron/browser.js",
+        "tlnetron/bootstrap.js",
+        "tlnetron/data/model",
+        "nothing-here",
+    ):
         try:
             with urllib.request.urlopen(f"{result.url}{path}", timeout=10) as resp:  # noqa: S310 (loopback)
                 headers = resp.headers
@@ -568,7 +625,9 @@ def test_every_response_keeps_the_page_on_this_server(log: torchlens.Trace, brow
         assert headers["X-Content-Type-Options"] == "nosniff"
 
 
-@pytest.mark.parametrize("host", ["evil.example", "evil.example:{port}", "127.0.0.1", "127.0.0.1:1", "localhost.evil:{port}", ""])
+@pytest.mark.parametrize(
+    "host", ["evil.example", "evil.example:{port}", "127.0.0.1", "127.0.0.1:1", "localhost.evil:{port}", ""]
+)
 def test_requests_for_another_host_get_no_model(
     log: torchlens.Trace, browser: Browser, served: list[Any], tmp_path: Path, host: str
 ) -> None:
@@ -610,7 +669,11 @@ def test_bad_request_targets_get_a_4xx_and_no_traceback(
         status, _ = raw_get(port, target)
         assert status == expected, target
     # Garbage on the wire, a request line past the server's limit, a client that hangs up.
-    for raw in (b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03" + bytes(200) + b"\r\n\r\n", b"GET /" + b"a" * 70000 + b" HTTP/1.1\r\n\r\n", b"GET / HTTP/1.1\r\n"):
+    for raw in (
+        b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03" + bytes(200) + b"\r\n\r\n",
+        b"GET /" + b"a" * 70000 + b" HTTP/1.1\r\n\r\n",
+        b"GET / HTTP/1.1\r\n",
+    ):
         with socket.create_connection((LOOPBACK, port), timeout=5) as sock:
             sock.sendall(raw)
             sock.shutdown(socket.SHUT_WR)
@@ -632,7 +695,9 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def test_serve_on_a_chosen_address_and_port(log: torchlens.Trace, browser: Browser, served: list[Any], tmp_path: Path) -> None:
+def test_serve_on_a_chosen_address_and_port(
+    log: torchlens.Trace, browser: Browser, served: list[Any], tmp_path: Path
+) -> None:
     exported = export(log, tmp_path / "m.onnx.json")
     assert exported.artifact is not None and exported.companion is not None
     port = free_port()
@@ -672,14 +737,32 @@ def test_serve_refuses_an_address_it_cannot_honour(
 
 @pytest.mark.parametrize(
     ("flags", "says"),
-    [(["--host", "0.0.0.0"], "every network interface"), (["--port", "70000"], "not a port number"), (["--host", "nowhere.example"], "not an IP address")],
+    [
+        (["--host", "0.0.0.0"], "every network interface"),
+        (["--port", "70000"], "not a port number"),
+        (["--host", "nowhere.example"], "not an IP address"),
+    ],
 )
-def test_cli_serve_refuses_an_address_it_cannot_honour(log: torchlens.Trace, tmp_path: Path, flags: list[str], says: str) -> None:
+def test_cli_serve_refuses_an_address_it_cannot_honour(
+    log: torchlens.Trace, tmp_path: Path, flags: list[str], says: str
+) -> None:
     result = export(log, tmp_path / "m.onnx.json")
     assert result.artifact is not None and result.companion is not None
     proc = subprocess.run(
-        [sys.executable, "-m", "tlnetron.cli", "serve", str(result.artifact), "--attachment", str(result.companion), "--no-browser", *flags],
-        capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "tlnetron.cli",
+            "serve",
+            str(result.artifact),
+            "--attachment",
+            str(result.companion),
+            "--no-browser",
+            *flags,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode == 3, proc.stderr
     assert proc.stderr.startswith("tlnetron: [serve_address_unavailable]") and says in proc.stderr, proc.stderr
@@ -691,8 +774,22 @@ def test_cli_serve_on_a_chosen_port(log: torchlens.Trace, tmp_path: Path) -> Non
     assert result.artifact is not None
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-u", "-m", "tlnetron.cli", "serve", str(result.artifact), "--no-browser", "--host", LOOPBACK, "--port", str(port)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-u",
+            "-m",
+            "tlnetron.cli",
+            "serve",
+            str(result.artifact),
+            "--no-browser",
+            "--host",
+            LOOPBACK,
+            "--port",
+            str(port),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         assert proc.stdout is not None

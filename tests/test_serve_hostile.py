@@ -19,7 +19,9 @@ from tlnetron.pages.serve import CONTENT_SECURITY_POLICY, LOOPBACK, _Handler, _S
 def port(tmp_path_factory: pytest.TempPathFactory) -> Any:
     folder = tmp_path_factory.mktemp("pair")
     write(folder, 2)
-    served = serve_bytes((ARTIFACT, (folder / ARTIFACT).read_bytes()), (COMPANION, (folder / COMPANION).read_bytes()), browse=False)
+    served = serve_bytes(
+        (ARTIFACT, (folder / ARTIFACT).read_bytes()), (COMPANION, (folder / COMPANION).read_bytes()), browse=False
+    )
     yield int(served.url.split(":")[2].split("/")[0])
     served.stop()
 
@@ -41,11 +43,14 @@ def test_other_methods_get_405_with_the_csp(port: int, method: str) -> None:
     assert f"Content-Security-Policy: {CONTENT_SECURITY_POLICY}".encode() in reply and b"Allow: GET, HEAD" in reply
 
 
-@pytest.mark.parametrize("raw, status", [
-    (b"GET /" + b"a" * 70000 + b" HTTP/1.1\r\n\r\n", b"414"),
-    (b"GET / HTTP/1.1\r\nX: " + b"a" * 70000 + b"\r\n\r\n", b"431"),
-    (b"GET / HTTP/1.1\r\n" + b"".join(b"X%d: y\r\n" % i for i in range(200)) + b"\r\n", b"431"),
-])
+@pytest.mark.parametrize(
+    "raw, status",
+    [
+        (b"GET /" + b"a" * 70000 + b" HTTP/1.1\r\n\r\n", b"414"),
+        (b"GET / HTTP/1.1\r\nX: " + b"a" * 70000 + b"\r\n\r\n", b"431"),
+        (b"GET / HTTP/1.1\r\n" + b"".join(b"X%d: y\r\n" % i for i in range(200)) + b"\r\n", b"431"),
+    ],
+)
 def test_http_servers_own_errors_carry_the_csp(port: int, raw: bytes, status: bytes) -> None:
     reply = ask(port, raw)
     assert reply.startswith(b"HTTP/1.") and reply.split(b" ")[1] == status, reply[:200]
@@ -53,7 +58,9 @@ def test_http_servers_own_errors_carry_the_csp(port: int, raw: bytes, status: by
 
 
 def test_two_host_headers_get_400(port: int) -> None:
-    reply = ask(port, f"GET /netron/index.html HTTP/1.1\r\nHost: {LOOPBACK}:{port}\r\nHost: evil.example\r\n\r\n".encode())
+    reply = ask(
+        port, f"GET /netron/index.html HTTP/1.1\r\nHost: {LOOPBACK}:{port}\r\nHost: evil.example\r\n\r\n".encode()
+    )
     assert reply.startswith(b"HTTP/1.") and reply.split(b" ")[1] == b"400", reply[:200]
 
 
@@ -71,8 +78,13 @@ def _reply(sock: socket.socket) -> bytes:
 def _answered(reply: bytes) -> bool:
     head, _, body = reply.partition(b"\r\n\r\n")
     length = [line.split(b":")[1] for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")]
-    return (head.startswith(b"HTTP/1.") and head.split(b" ")[1] == b"200" and f"Content-Security-Policy: {CONTENT_SECURITY_POLICY}".encode() in head
-            and len(length) == 1 and len(body) == int(length[0]))
+    return (
+        head.startswith(b"HTTP/1.")
+        and head.split(b" ")[1] == b"200"
+        and f"Content-Security-Policy: {CONTENT_SECURITY_POLICY}".encode() in head
+        and len(length) == 1
+        and len(body) == int(length[0])
+    )
 
 
 def _closed_by_server(sock: socket.socket) -> bool:
@@ -127,8 +139,11 @@ def test_the_listen_backlog_holds_a_browsers_burst(tmp_path: Path) -> None:
     handler: type[_Handler] = type("_BurstHandler", (_Handler,), {})
     httpd = type("_BurstServer", (_Server,), {"address_family": socket.AF_INET})((LOOPBACK, 0), handler)
     port = int(httpd.server_address[1])
-    handler.site = _site((ARTIFACT, (tmp_path / ARTIFACT).read_bytes()), (COMPANION, (tmp_path / COMPANION).read_bytes()),
-                         frozenset({f"{LOOPBACK}:{port}"}))
+    handler.site = _site(
+        (ARTIFACT, (tmp_path / ARTIFACT).read_bytes()),
+        (COMPANION, (tmp_path / COMPANION).read_bytes()),
+        frozenset({f"{LOOPBACK}:{port}"}),
+    )
     socks: list[socket.socket] = []
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     try:

@@ -58,20 +58,47 @@ def _drop_lossy_opset(m: onnx.ModelProto) -> None:
 def _breaks() -> Iterator[tuple[str, Callable[[onnx.ModelProto], object], bool]]:
     """(name, mutation, whether the split still applies)."""
     yield "unchanged", lambda m: None, True
-    yield "initializer typed unlike the input", lambda m: m.graph.initializer.append(helper.make_tensor(m.graph.input[0].name, TensorProto.INT32, [2], [1, 2])), True
+    yield (
+        "initializer typed unlike the input",
+        lambda m: m.graph.initializer.append(helper.make_tensor(m.graph.input[0].name, TensorProto.INT32, [2], [1, 2])),
+        True,
+    )
     yield "function without the lossy opset", _drop_lossy_opset, True
-    yield "call cycle", lambda m: _nested(m).node.add(op_type=_nested(m).name, domain=Domain.MODULE, overload=_nested(m).overload, input=[_nested(m).input[0]], output=["loop"]), True
+    yield (
+        "call cycle",
+        lambda m: _nested(m).node.add(
+            op_type=_nested(m).name,
+            domain=Domain.MODULE,
+            overload=_nested(m).overload,
+            input=[_nested(m).input[0]],
+            output=["loop"],
+        ),
+        True,
+    )
     yield "call with an extra input", lambda m: _call(m).input.append(m.graph.input[0].name), True
     yield "call with an extra output", lambda m: _call(m).output.append("extra"), True
     yield "function with an extra formal", lambda m: m.functions[0].input.append("unbound"), True
-    yield "function never called", lambda m: (m.functions.add().CopyFrom(m.functions[0]), setattr(m.functions[-1], "overload", "never")), True
+    yield (
+        "function never called",
+        lambda m: (m.functions.add().CopyFrom(m.functions[0]), setattr(m.functions[-1], "overload", "never")),
+        True,
+    )
     yield "function returning its input", lambda m: m.functions[0].output.append(m.functions[0].input[0]), False
-    yield "standard op with a bad arity", lambda m: (m.functions[0].opset_import.add(domain="", version=21), m.functions[0].node.add(op_type="Add", input=[m.functions[0].input[0]] * 3, output=["bad"])), False
+    yield (
+        "standard op with a bad arity",
+        lambda m: (
+            m.functions[0].opset_import.add(domain="", version=21),
+            m.functions[0].node.add(op_type="Add", input=[m.functions[0].input[0]] * 3, output=["bad"]),
+        ),
+        False,
+    )
     yield "call to no function", lambda m: setattr(_call(m), "overload", "nowhere"), False
 
 
 @pytest.mark.parametrize(("name", "mutate", "splits"), list(_breaks()), ids=[b[0] for b in _breaks()])
-def test_the_split_check_gives_the_real_verdict(forced: None, module_view: onnx.ModelProto, name: str, mutate: Callable[[onnx.ModelProto], object], splits: bool) -> None:
+def test_the_split_check_gives_the_real_verdict(
+    forced: None, module_view: onnx.ModelProto, name: str, mutate: Callable[[onnx.ModelProto], object], splits: bool
+) -> None:
     model = copy.deepcopy(module_view)
     mutate(model)
     data = model.SerializeToString()
@@ -85,7 +112,9 @@ def test_the_split_check_gives_the_real_verdict(forced: None, module_view: onnx.
     assert split == [splits]
 
 
-def test_a_split_export_passes_the_real_full_check(forced: None, zoo_trace: ZooTrace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_split_export_passes_the_real_full_check(
+    forced: None, zoo_trace: ZooTrace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     seen: list[bool] = []
     real = tlnetron.pipeline.check_onnx
 
@@ -108,7 +137,9 @@ def test_every_piece_holds_few_functions(module_view: onnx.ModelProto, monkeypat
     assert all(len(p.functions) <= 4 + len(stubs) for p in pieces)
     bodies = [f.overload for p in pieces[1:] for f in p.functions if f.name != onnx_check._STUB]
     assert bodies == [f.overload for f in module_view.functions]  # every body once, in order
-    assert not any(n.domain == Domain.MODULE and n.op_type != onnx_check._STUB for p in pieces for f in p.functions for n in f.node)
+    assert not any(
+        n.domain == Domain.MODULE and n.op_type != onnx_check._STUB for p in pieces for f in p.functions for n in f.node
+    )
 
 
 def test_a_schema_for_our_domains_turns_the_split_off(module_view: onnx.ModelProto) -> None:

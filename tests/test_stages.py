@@ -66,7 +66,9 @@ MODULE = "ai.torchlens.module"
 # ------------------------------------------------------------------ the two helpers that call the pipeline
 
 
-def project(ir: TraceIR, granularity: str, show_buffers: str = BufferPolicy.MEANINGFUL, depth: int | None = None) -> Projection:
+def project(
+    ir: TraceIR, granularity: str, show_buffers: str = BufferPolicy.MEANINGFUL, depth: int | None = None
+) -> Projection:
     """The view of ``ir``, through the views registry as the pipeline calls it."""
     options = ExportOptions(granularity=granularity, show_buffers=show_buffers, depth=depth)  # type: ignore[arg-type]
     return view(granularity).project(ir, options)
@@ -94,7 +96,10 @@ def nodes(body: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 def attrs(node: dict[str, Any]) -> dict[str, Any]:
     """Attribute name -> value (STRING attributes are base64 in ONNX JSON, INTs are strings)."""
-    return {a["name"]: base64.b64decode(a["s"]).decode("utf-8") if "s" in a else int(a["i"]) for a in node.get("attribute", [])}
+    return {
+        a["name"]: base64.b64decode(a["s"]).decode("utf-8") if "s" in a else int(a["i"])
+        for a in node.get("attribute", [])
+    }
 
 
 def meta(node_or_model: dict[str, Any]) -> dict[str, str]:
@@ -116,7 +121,12 @@ def typed(body: dict[str, Any], section: str) -> dict[str, tuple[int, list[int]]
 def drawn_ops(model: dict[str, Any]) -> set[str]:
     """Names of the op nodes in every body (not module calls, not input / output nodes)."""
     bodies = [model["graph"], *model.get("functions", [])]
-    return {n["name"] for b in bodies for n in b.get("node", []) if n["domain"] == LOSSY and n["opType"] not in ("input", "output")}
+    return {
+        n["name"]
+        for b in bodies
+        for n in b.get("node", [])
+        if n["domain"] == LOSSY and n["opType"] not in ("input", "output")
+    }
 
 
 def rows(companion: dict[str, Any], section: str, target: str) -> dict[str, Any]:
@@ -126,7 +136,15 @@ def rows(companion: dict[str, Any], section: str, target: str) -> dict[str, Any]
 # ------------------------------------------------------------------ IR literals
 
 
-def op(name: str, op_type: str, *parents: str, role: str = ROLE_OP, shape: tuple[int, ...] | None = (2, 4), dtype: str | None = "float32", **kw: Any) -> OpIR:
+def op(
+    name: str,
+    op_type: str,
+    *parents: str,
+    role: str = ROLE_OP,
+    shape: tuple[int, ...] | None = (2, 4),
+    dtype: str | None = "float32",
+    **kw: Any,
+) -> OpIR:
     """One op of a literal trace: a single pass named by its layer unless ``layer`` says otherwise."""
     kw.setdefault("layer", name)
     kw.setdefault("pass_index", 1)
@@ -226,23 +244,37 @@ def test_never_hides_every_buffer_and_always_hides_nothing() -> None:
     assert (never.hidden_buffers, never.hidden_ops) == (5, 1)
     assert next(o for o in never.ops if o.name == "mul_1_3").parents == ("batch_norm_1_2",)
     always = apply_buffer_policy(BATCHNORM.ops, BufferPolicy.ALWAYS)
-    assert always.ops == BATCHNORM.ops and (always.hidden_buffers, always.hidden_ops, always.hidden_by_call) == (0, 0, ())
+    assert always.ops == BATCHNORM.ops and (always.hidden_buffers, always.hidden_ops, always.hidden_by_call) == (
+        0,
+        0,
+        (),
+    )
 
 
 HIDDEN = {  # policy -> (hidden buffers, hidden ops, op nodes drawn), from the spec's three policies
     "never": (5, 1, {"batch_norm_1_2", "mul_1_3"}),
     "meaningful": (4, 1, {"batch_norm_1_2", "buffer_5", "mul_1_3"}),
-    "always": (0, 0, {"buffer_1", "buffer_2", "buffer_3", "add_1_1", "buffer_4", "batch_norm_1_2", "buffer_5", "mul_1_3"}),
+    "always": (
+        0,
+        0,
+        {"buffer_1", "buffer_2", "buffer_3", "add_1_1", "buffer_4", "batch_norm_1_2", "buffer_5", "mul_1_3"},
+    ),
 }
 
 
 @pytest.mark.parametrize("policy", BUFFER_POLICY)
 @pytest.mark.parametrize("granularity", GRANULARITY)
-def test_every_view_draws_what_the_policy_keeps_and_counts_what_it_hides(tmp_path: Path, granularity: str, policy: str) -> None:
+def test_every_view_draws_what_the_policy_keeps_and_counts_what_it_hides(
+    tmp_path: Path, granularity: str, policy: str
+) -> None:
     buffers, ops, drawn = HIDDEN[policy]
     model, _, _ = export(BATCHNORM, granularity, tmp_path, show_buffers=policy)
     m = meta(model)
-    assert (m["torchlens.show_buffers"], m["torchlens.hidden_buffer_count"], m["torchlens.hidden_op_count"]) == (policy, str(buffers), str(ops))
+    assert (m["torchlens.show_buffers"], m["torchlens.hidden_buffer_count"], m["torchlens.hidden_op_count"]) == (
+        policy,
+        str(buffers),
+        str(ops),
+    )
     assert drawn_ops(model) == drawn
 
 
@@ -295,7 +327,10 @@ def test_an_edge_without_an_onnx_type_stays_untyped_and_its_producer_says_why(tm
 def test_rolled_view_merges_passes_into_one_node_per_layer(tmp_path: Path) -> None:
     model, companion, _ = export(LOOP, Granularity.ROLLED, tmp_path)
     graph = model["graph"]
-    assert [(n["name"], n["input"]) for n in graph["node"]] == [("linear_1_1", ["input_1"]), ("tanh_1_2", ["linear_1_1"])]
+    assert [(n["name"], n["input"]) for n in graph["node"]] == [
+        ("linear_1_1", ["input_1"]),
+        ("tanh_1_2", ["linear_1_1"]),
+    ]
     assert attrs(nodes(graph)["linear_1_1"]) == {
         "passes": 2,
         "recurrence": "tanh_1_2 feeds back (pass 2) (not drawn: a drawn feedback edge would be a cycle)",
@@ -315,11 +350,19 @@ def test_rolled_view_merges_passes_into_one_node_per_layer(tmp_path: Path) -> No
         "all-pass bytes": 64,
         "passes": 2,
     }
-    assert rows(companion, "metrics", "tanh_1_2") == {"all-pass µs": 2.0, "per-pass µs": 1.0, "all-pass bytes": 64, "passes": 2}
+    assert rows(companion, "metrics", "tanh_1_2") == {
+        "all-pass µs": 2.0,
+        "per-pass µs": 1.0,
+        "all-pass bytes": 64,
+        "passes": 2,
+    }
 
 
 def test_rolled_view_nodes_are_layers_and_the_op_view_keeps_every_pass(tmp_path: Path) -> None:
-    assert [(n.name, n.role) for n in project(LOOP, Granularity.ROLLED).graph.nodes] == [("linear_1_1", "layer"), ("tanh_1_2", "layer")]
+    assert [(n.name, n.role) for n in project(LOOP, Granularity.ROLLED).graph.nodes] == [
+        ("linear_1_1", "layer"),
+        ("tanh_1_2", "layer"),
+    ]
     model, _, _ = export(LOOP, Granularity.OP, tmp_path)
     graph = nodes(model["graph"])
     assert list(graph) == ["linear_1_1:1", "tanh_1_2:1", "linear_1_1:2", "tanh_1_2:2"]
@@ -328,7 +371,9 @@ def test_rolled_view_nodes_are_layers_and_the_op_view_keeps_every_pass(tmp_path:
 
 
 def test_rolled_view_leaves_an_edge_untyped_when_passes_disagree_on_its_shape(tmp_path: Path) -> None:
-    drifting = TraceIR(ops=tuple(replace(o, shape=(3, 4)) if o.name == "linear_1_1:2" else o for o in LOOP.ops), honesty=COMPLETE)
+    drifting = TraceIR(
+        ops=tuple(replace(o, shape=(3, 4)) if o.name == "linear_1_1:2" else o for o in LOOP.ops), honesty=COMPLETE
+    )
     model, _, _ = export(drifting, Granularity.ROLLED, tmp_path)
     linear = attrs(nodes(model["graph"])["linear_1_1"])
     assert linear["shape_variants"] == "pass 1: [2, 4]; pass 2: [3, 4]"
@@ -354,9 +399,16 @@ def test_module_view_nests_a_call_as_a_function_with_the_calls_inputs_and_output
     (function,) = model["functions"]
     assert (function["name"], function["domain"], function["overload"]) == ("Block", MODULE, "block:1")
     assert (function["input"], function["output"]) == (["input_1"], ["relu_1_2"])
-    assert [(n["name"], n["input"]) for n in function["node"]] == [("linear_1_1", ["input_1"]), ("relu_1_2", ["linear_1_1"])]
+    assert [(n["name"], n["input"]) for n in function["node"]] == [
+        ("linear_1_1", ["input_1"]),
+        ("relu_1_2", ["linear_1_1"]),
+    ]
     # A function's inputs and outputs are bare names: the body types them, and the edge inside.
-    assert typed(function, "valueInfo") == {"input_1": (FLOAT, [2, 4]), "linear_1_1": (FLOAT, [2, 4]), "relu_1_2": (FLOAT, [2, 4])}
+    assert typed(function, "valueInfo") == {
+        "input_1": (FLOAT, [2, 4]),
+        "linear_1_1": (FLOAT, [2, 4]),
+        "relu_1_2": (FLOAT, [2, 4]),
+    }
     assert typed(graph, "valueInfo")["relu_1_2"] == (FLOAT, [2, 4])  # the call's output edge is typed at the root
     m = meta(model)
     assert (m["torchlens.granularity"], m["torchlens.depth"], m["torchlens.function_count"]) == ("module", "1", "1")
@@ -370,7 +422,12 @@ def test_module_call_totals_are_inclusive_and_worded_so(tmp_path: Path) -> None:
         "inclusive_bytes": "64 B of captured tensors, inclusive",
         "inclusive_ops": "2 ops, inclusive",
     }
-    assert rows(companion, "metrics", "block:1") == {"inclusive µs": 3.0, "inclusive FLOPs": 56, "inclusive bytes": 64, "inclusive ops": 2}
+    assert rows(companion, "metrics", "block:1") == {
+        "inclusive µs": 3.0,
+        "inclusive FLOPs": 56,
+        "inclusive bytes": 64,
+        "inclusive ops": 2,
+    }
     # 3 of the model's 8 µs, 56 of its 80 FLOPs
     assert rows(companion, "metadata", "block:1") == {"share of time": "37.50 %", "share of FLOPs": "70.00 %"}
 
@@ -383,7 +440,15 @@ def _two_node_projection() -> Projection:
     linear = PNode("linear_1_1", "linear", Domain.LOSSY, NodeRole.OP, ("input_1",), ("linear_1_1",),
                    attributes=(("function", "torch.nn.functional.linear"),),
                    facts=Facts(duration_s=2e-6, flops=48, nbytes=32, op_count=1))  # fmt: skip
-    relu = PNode("relu_1_2", "relu", Domain.LOSSY, NodeRole.OP, ("linear_1_1",), ("relu_1_2",), facts=Facts(duration_s=1e-6, nbytes=32, op_count=1))
+    relu = PNode(
+        "relu_1_2",
+        "relu",
+        Domain.LOSSY,
+        NodeRole.OP,
+        ("linear_1_1",),
+        ("relu_1_2",),
+        facts=Facts(duration_s=1e-6, nbytes=32, op_count=1),
+    )
     graph = PGraph(
         name="Tiny",
         nodes=(linear, relu),
@@ -401,7 +466,13 @@ def test_model_metadata_states_the_honesty_block_and_the_totals() -> None:
     ir = TraceIR(ops=CHAIN.ops, honesty=Honesty(capture_status=CaptureStatus.HALTED, reason="stopped at relu", verified=None, trace_op_count=5),
                  torchlens_version="2.0", torch_version="2.13.0")  # fmt: skip
     counts = {"nodes": 2, "edges": 3, "functions": 0, "omitted_values": 0}
-    decoded = model_metadata(_two_node_projection(), ir, counts=counts, warnings=["capture_incomplete"], baseline=(BaselineKind.IDENTIFIER, "run-7"))
+    decoded = model_metadata(
+        _two_node_projection(),
+        ir,
+        counts=counts,
+        warnings=["capture_incomplete"],
+        baseline=(BaselineKind.IDENTIFIER, "run-7"),
+    )
     validate("model-metadata", decoded)
     assert {k: v for k, v in decoded.items() if k != "torchlens.disclaimer"} == {
         "torchlens.schema_version": SCHEMA_VERSION,
@@ -492,7 +563,11 @@ def test_companion_of_a_two_node_projection_has_exactly_its_rows() -> None:
 # ------------------------------------------------------------------ validation: schemas and the rows Netron would drop
 
 
-SHOWN = Shown(nodes=frozenset({"linear_1_1", "relu_1_2"}), values=frozenset({"input_1", "linear_1_1", "relu_1_2"}), functions=frozenset())
+SHOWN = Shown(
+    nodes=frozenset({"linear_1_1", "relu_1_2"}),
+    values=frozenset({"input_1", "linear_1_1", "relu_1_2"}),
+    functions=frozenset(),
+)
 
 
 def test_a_built_companion_validates_and_every_row_reaches_something_shown() -> None:
@@ -519,7 +594,14 @@ def test_rows_netron_would_drop_are_problems() -> None:
 
 def test_the_companion_schema_refuses_a_row_without_a_value() -> None:
     with pytest.raises(SchemaViolation):
-        validate("companion", {"signature": COMPANION_SIGNATURE, "metadata": [], "metrics": [{"kind": "node", "target": "x", "name": "n"}]})
+        validate(
+            "companion",
+            {
+                "signature": COMPANION_SIGNATURE,
+                "metadata": [],
+                "metrics": [{"kind": "node", "target": "x", "name": "n"}],
+            },
+        )
 
 
 # ------------------------------------------------------------------ stage 3c: the ONNX builder
@@ -527,14 +609,25 @@ def test_the_companion_schema_refuses_a_row_without_a_value() -> None:
 
 def test_build_model_gives_a_model_the_full_checker_accepts() -> None:
     rows = [("torchlens.export_id", PLACEHOLDER), ("torchlens.granularity", "op")]
-    companion = companion_bytes(build_companion(_two_node_projection(), artifact_name="tiny.onnx.json", producer_version="9.9"))
-    built = build_model(_two_node_projection(), rows, producer_version="9.9", graph_doc="two nodes", companion=companion)
+    companion = companion_bytes(
+        build_companion(_two_node_projection(), artifact_name="tiny.onnx.json", producer_version="9.9")
+    )
+    built = build_model(
+        _two_node_projection(), rows, producer_version="9.9", graph_doc="two nodes", companion=companion
+    )
     model = onnx.ModelProto.FromString(built.proto)
     onnx.checker.check_model(model, full_check=True)
     assert check_onnx(built.proto) is None
     assert json_format.Parse(built.json, onnx.ModelProto()) == model  # the text is the checked proto
-    assert len(built.export_id) == 32 and set(built.export_id) <= set("0123456789abcdef") and built.export_id != PLACEHOLDER
-    assert {p.key: p.value for p in model.metadata_props} == {"torchlens.export_id": built.export_id, "torchlens.granularity": "op"}
+    assert (
+        len(built.export_id) == 32
+        and set(built.export_id) <= set("0123456789abcdef")
+        and built.export_id != PLACEHOLDER
+    )
+    assert {p.key: p.value for p in model.metadata_props} == {
+        "torchlens.export_id": built.export_id,
+        "torchlens.granularity": "op",
+    }
     assert built.companion is not None and json.loads(built.companion)["metadata"][0]["value"] == built.export_id
     assert (model.ir_version, model.producer_name, model.graph.doc_string) == (10, "tlnetron", "two nodes")
     assert {(o.domain, o.version) for o in model.opset_import} == {(LOSSY, 1), (MODULE, 1)}
@@ -543,15 +636,30 @@ def test_build_model_gives_a_model_the_full_checker_accepts() -> None:
         ("relu_1_2", LOSSY, ["linear_1_1"], ["relu_1_2"]),
     ]
     (attribute,) = model.graph.node[0].attribute
-    assert (attribute.name, attribute.type, attribute.s) == ("function", onnx.AttributeProto.STRING, b"torch.nn.functional.linear")
+    assert (attribute.name, attribute.type, attribute.s) == (
+        "function",
+        onnx.AttributeProto.STRING,
+        b"torch.nn.functional.linear",
+    )
 
 
 def test_the_checker_refuses_a_node_reading_a_value_nothing_produces() -> None:
     projection = _two_node_projection()
     relu = projection.graph.nodes[1]
     broken = PNode(relu.name, relu.op_type, relu.domain, relu.role, ("nowhere",), relu.outputs)
-    graph = PGraph(projection.graph.name, (projection.graph.nodes[0], broken), projection.graph.inputs, projection.graph.outputs, projection.graph.values)
-    built = build_model(Projection(granularity=Granularity.OP, graph=graph), [("torchlens.export_id", PLACEHOLDER)], producer_version="9.9", graph_doc="")
+    graph = PGraph(
+        projection.graph.name,
+        (projection.graph.nodes[0], broken),
+        projection.graph.inputs,
+        projection.graph.outputs,
+        projection.graph.values,
+    )
+    built = build_model(
+        Projection(granularity=Granularity.OP, graph=graph),
+        [("torchlens.export_id", PLACEHOLDER)],
+        producer_version="9.9",
+        graph_doc="",
+    )
     failure = check_onnx(built.proto)
     assert failure is not None and "nowhere" in failure
 
@@ -582,5 +690,7 @@ def test_these_unit_tests_run_without_torch() -> None:
         "import sys; sys.path.insert(0, sys.argv[1]); import test_stages; "
         "bad = sorted(m for m in ('torch', 'torchlens') if m in sys.modules); print(bad); sys.exit(1 if bad else 0)"
     )
-    proc = subprocess.run([sys.executable, "-c", code, str(Path(__file__).parent)], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(Path(__file__).parent)], capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -50,7 +50,11 @@ def attrs(node: dict[str, Any]) -> dict[str, str]:
 
 
 def boxes(model: dict[str, Any]) -> list[dict[str, Any]]:
-    return [n for n in model["graph"]["node"] if n["domain"] == Domain.MODULE or n["opType"] not in (*TRIVIAL_OP_TYPES, "output", "buffer")]
+    return [
+        n
+        for n in model["graph"]["node"]
+        if n["domain"] == Domain.MODULE or n["opType"] not in (*TRIVIAL_OP_TYPES, "output", "buffer")
+    ]
 
 
 @pytest.mark.parametrize("name", TASK_HEADS)
@@ -65,7 +69,11 @@ def test_the_default_root_is_a_diagram_with_the_head(zoo_trace: ZooTrace, tmp_pa
     paths = {attrs(n).get("module_path", "") for n in model["graph"]["node"]}
     assert any(p == head or p.startswith(head + ".") for p in paths), sorted(paths)
     # The backbone is open: no root box holds most of the model.
-    one_box = [n for n in model["graph"]["node"] if n["domain"] == Domain.MODULE and n["name"].split(":")[0].count(".") == 0 and n["name"].split(":")[0] != head]
+    one_box = [
+        n
+        for n in model["graph"]["node"]
+        if n["domain"] == Domain.MODULE and n["name"].split(":")[0].count(".") == 0 and n["name"].split(":")[0] != head
+    ]
     assert one_box == [], [n["name"] for n in one_box]
     if int(m["torchlens.depth"]) > 1:
         reason = m["torchlens.depth_reason"]
@@ -77,13 +85,24 @@ def test_attention_mask_checks_are_counted_not_drawn(zoo_trace: ZooTrace, tmp_pa
     log = zoo_trace(name)
     model = export(log, tmp_path / "m.onnx.json")
     op_view = export(log, tmp_path / "op.onnx.json", granularity=Granularity.OP)
-    texts = [model["graph"].get("docString", "")] + [attrs(n).get("hidden", "") for f in [model["graph"], *model.get("functions", [])] for n in f["node"]]
+    texts = [model["graph"].get("docString", "")] + [
+        attrs(n).get("hidden", "") for f in [model["graph"], *model.get("functions", [])] for n in f["node"]
+    ]
     told = sum(int(t.split("Not drawn")[1].split(": ")[1].split(" side")[0]) for t in texts if "side computation" in t)
-    drawn = {n["name"] for f in [model["graph"], *model.get("functions", [])] for n in f["node"] if n["domain"] != Domain.MODULE}
+    drawn = {
+        n["name"]
+        for f in [model["graph"], *model.get("functions", [])]
+        for n in f["node"]
+        if n["domain"] != Domain.MODULE
+    }
     missing = {n["name"] for n in op_view["graph"]["node"]} - drawn
     assert told == len(missing) >= 1, (told, sorted(missing))
     # What is left out ends in a scalar nobody draws: a check, not data flow.
-    scalars = [n for n in op_view["graph"]["node"] if n["name"] in missing and "output: " in n.get("docString", "") and "[]" in n["docString"].split("output: ")[1]]
+    scalars = [
+        n
+        for n in op_view["graph"]["node"]
+        if n["name"] in missing and "output: " in n.get("docString", "") and "[]" in n["docString"].split("output: ")[1]
+    ]
     assert scalars, sorted(missing)
 
 
@@ -96,17 +115,23 @@ def test_depth_one_still_draws_the_top_level_modules(zoo_trace: ZooTrace, tmp_pa
 
 def _values(model: dict[str, Any]) -> list[dict[str, Any]]:
     graphs = [model["graph"], *model.get("functions", [])]
-    return [v for g in graphs for key in ("input", "output", "valueInfo") for v in g.get(key, []) if isinstance(v, dict)]
+    return [
+        v for g in graphs for key in ("input", "output", "valueInfo") for v in g.get(key, []) if isinstance(v, dict)
+    ]
 
 
 def _dims(value: dict[str, Any]) -> list[dict[str, str]]:
-    tensor = value.get("type", {}).get("tensorType") or value.get("type", {}).get("sequenceType", {}).get("elemType", {}).get("tensorType", {})
+    tensor = value.get("type", {}).get("tensorType") or value.get("type", {}).get("sequenceType", {}).get(
+        "elemType", {}
+    ).get("tensorType", {})
     dims: list[dict[str, str]] = tensor.get("shape", {}).get("dim", [])
     return dims
 
 
 @pytest.mark.parametrize("granularity", [Granularity.MODULE, Granularity.OP, Granularity.ROLLED])
-def test_empty_kv_tensors_say_why_their_edge_reads_question_mark(zoo_trace: ZooTrace, tmp_path: Path, granularity: str) -> None:
+def test_empty_kv_tensors_say_why_their_edge_reads_question_mark(
+    zoo_trace: ZooTrace, tmp_path: Path, granularity: str
+) -> None:
     # GPT-2 called as its docs show (use_cache on) starts its cache from empty tensors, which
     # Netron labels "?" (it prints a dimension of 0 so): each such value says why.
     model = export(zoo_trace("gpt2"), tmp_path / "m.onnx.json", granularity=granularity)

@@ -53,8 +53,22 @@ def _session(tmp_path: Path, leak: str) -> subprocess.CompletedProcess[str]:
     (tmp_path / "test_inner.py").write_text(TESTS_BODY)
     env = {**os.environ, "PYTHONPATH": str(TESTS), "LEAK": leak}
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--basetemp", str(tmp_path / "base"), str(tmp_path)],
-        capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--basetemp",
+            str(tmp_path / "base"),
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env=env,
     )
 
 

@@ -61,6 +61,7 @@ def test_the_page_and_the_server_read_one_export_during_exports(busy: Path) -> N
 @pytest.mark.parametrize("special", ["fifo", "/dev/zero"])
 def test_serve_refuses_what_html_refuses_at_once(tmp_path: Path, special: str) -> None:
     from tlnetron.pages.serve import serve_files
+
     if special == "fifo":
         path = tmp_path / "p.onnx.json"
         os.mkfifo(path)
@@ -77,6 +78,7 @@ def test_serve_refuses_what_html_refuses_at_once(tmp_path: Path, special: str) -
 def test_serve_and_html_refuse_a_file_past_what_their_page_reads(tmp_path: Path, size: int) -> None:
     """Sparse: refused from its size alone, naming where it opens instead (Netron reads more)."""
     from tlnetron.pages.serve import serve_files
+
     big = tmp_path / "big.onnx.json"
     with open(big, "wb") as fh:
         fh.truncate(size)

@@ -39,7 +39,9 @@ def pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 
 def validate(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run([sys.executable, "-m", "tlnetron.cli", "validate", *args], capture_output=True, text=True, timeout=timeout)
+    proc = subprocess.run(
+        [sys.executable, "-m", "tlnetron.cli", "validate", *args], capture_output=True, text=True, timeout=timeout
+    )
     assert "Traceback" not in proc.stderr and "Traceback" not in proc.stdout, proc.stderr
     return proc
 
@@ -70,6 +72,7 @@ def test_values_nested_deep_inside_an_artifact(pair: tuple[Path, Path], tmp_path
 
 def test_two_hundred_nested_subgraphs(tmp_path: Path) -> None:
     """Written as JSON text by hand: protobuf (and Python's json) refuse to build one this deep."""
+
     def graph(name: str, node: str, out: str) -> str:
         typed = '{"tensorType": {"elemType": 1, "shape": {"dim": [{"dimValue": "1"}]}}}'
         return f'{{"name": "{name}", "node": [{node}], "output": [{{"name": "{out}", "type": {typed}}}]}}'
@@ -77,8 +80,10 @@ def test_two_hundred_nested_subgraphs(tmp_path: Path) -> None:
     leaf = graph("g0", '{"opType": "Identity", "input": ["x"], "output": ["y"]}', "y")
     body = leaf
     for i in range(200):  # nested through then_branch only (both branches would double per level)
-        node = (f'{{"opType": "If", "input": ["c"], "output": ["y{i}"], "attribute": ['
-                f'{{"name": "then_branch", "type": "GRAPH", "g": {body}}}, {{"name": "else_branch", "type": "GRAPH", "g": {leaf}}}]}}')
+        node = (
+            f'{{"opType": "If", "input": ["c"], "output": ["y{i}"], "attribute": ['
+            f'{{"name": "then_branch", "type": "GRAPH", "g": {body}}}, {{"name": "else_branch", "type": "GRAPH", "g": {leaf}}}]}}'
+        )
         body = graph(f"g{i + 1}", node, f"y{i}")
     path = tmp_path / "nested.onnx.json"
     path.write_text(f'{{"irVersion": "10", "opsetImport": [{{"domain": "", "version": "17"}}], "graph": {body}}}')
@@ -126,7 +131,9 @@ def test_numbers_javascript_would_change_are_reported(pair: tuple[Path, Path], t
     assert proc.returncode == 1 and "Infinity" in proc.stdout, proc.stdout
     companion.write_text(json.dumps(rounded).replace(str(2**60 + 1), "NaN"))
     proc = validate(str(pair[0]), "--attachment", str(companion))
-    assert proc.returncode == 1 and codes(proc)[0] == "json_invalid" and "refuses the whole companion" in proc.stdout, proc.stdout
+    assert proc.returncode == 1 and codes(proc)[0] == "json_invalid" and "refuses the whole companion" in proc.stdout, (
+        proc.stdout
+    )
     assert f"metrics[{row}]" in proc.stdout  # and the row holding it is named
 
 
@@ -142,7 +149,9 @@ def test_a_broken_artifact_does_not_hide_the_companions_problems(pair: tuple[Pat
     assert codes(proc)[0] == "json_invalid" and "netron_attachment_invalid" in codes(proc), proc.stdout
 
 
-def test_a_crash_inside_validate_has_its_own_exit_code(pair: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_crash_inside_validate_has_its_own_exit_code(
+    pair: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     import tlnetron.check.validation
 
     def broken(model: onnx.ModelProto) -> Any:
@@ -151,7 +160,11 @@ def test_a_crash_inside_validate_has_its_own_exit_code(pair: tuple[Path, Path], 
     monkeypatch.setattr(tlnetron.check.validation, "artifact_problems", broken)
     assert cli.main(["validate", str(pair[0])]) == cli.EXIT_CRASH == 4
     err = capsys.readouterr().err
-    assert "simulated bug" in err and "bug" in err and cli.EXIT_CRASH not in (cli.EXIT_INVALID, cli.EXIT_OK, cli.EXIT_REFUSED)
+    assert (
+        "simulated bug" in err
+        and "bug" in err
+        and cli.EXIT_CRASH not in (cli.EXIT_INVALID, cli.EXIT_OK, cli.EXIT_REFUSED)
+    )
 
 
 def _rewritten(pair: tuple[Path, Path], tmp_path: Path, name: str, edit: Any, which: int = 0) -> Path:
@@ -163,10 +176,16 @@ def _rewritten(pair: tuple[Path, Path], tmp_path: Path, name: str, edit: Any, wh
 
 
 def test_a_metadata_value_nested_a_thousand_deep_is_a_verdict(pair: tuple[Path, Path], tmp_path: Path) -> None:
-    bad = _rewritten(pair, tmp_path, "m.onnx.json",
-                     lambda d: d["metadataProps"].append({"key": "torchlens.warnings", "value": "[" * 1000 + "]" * 1000}))
+    bad = _rewritten(
+        pair,
+        tmp_path,
+        "m.onnx.json",
+        lambda d: d["metadataProps"].append({"key": "torchlens.warnings", "value": "[" * 1000 + "]" * 1000}),
+    )
     proc = validate(str(bad))
-    assert proc.returncode == 1 and "metadata_invalid" in codes(proc) and "too deep" in proc.stdout, proc.stdout + proc.stderr
+    assert proc.returncode == 1 and "metadata_invalid" in codes(proc) and "too deep" in proc.stdout, (
+        proc.stdout + proc.stderr
+    )
 
 
 def test_a_companion_value_nested_four_hundred_deep_is_a_verdict(pair: tuple[Path, Path], tmp_path: Path) -> None:
@@ -176,21 +195,28 @@ def test_a_companion_value_nested_four_hundred_deep_is_a_verdict(pair: tuple[Pat
 
     def edit(d: Any) -> None:
         d["metrics"][0]["value"] = value
+
     bad = _rewritten(pair, tmp_path, "m.onnx.attachment.json", edit, which=1)
     proc = validate(str(pair[0]), "--attachment", str(bad))
-    assert proc.returncode == 1 and codes(proc) == ["netron_attachment_invalid"] and "deep" in proc.stdout, proc.stdout + proc.stderr
+    assert proc.returncode == 1 and codes(proc) == ["netron_attachment_invalid"] and "deep" in proc.stdout, (
+        proc.stdout + proc.stderr
+    )
 
 
 @pytest.mark.parametrize("digits", [309, 400, 4_300, 5_000, 100_000])
 def test_integers_of_any_length_are_named_as_infinity(pair: tuple[Path, Path], tmp_path: Path, digits: int) -> None:
-    companion = pair[1].read_text().replace('"estimated FLOPs","value":21', '"estimated FLOPs","value":' + "9" * digits, 1)
+    companion = (
+        pair[1].read_text().replace('"estimated FLOPs","value":21', '"estimated FLOPs","value":' + "9" * digits, 1)
+    )
     assert "9" * digits in companion
     (tmp_path / "c.attachment.json").write_text(companion)
     proc = validate(str(pair[0]), "--attachment", str(tmp_path / "c.attachment.json"))
     assert proc.returncode == 1 and "Infinity" in proc.stdout, proc.stdout + proc.stderr
     artifact = pair[0].read_text()
     assert '"irVersion":"' in artifact or '"irVersion": "' in artifact
-    artifact = artifact.replace('"irVersion":"', '"irVersion":' + "9" * digits + ',"x":"', 1).replace('"irVersion": "', '"irVersion": ' + "9" * digits + ', "x": "', 1)
+    artifact = artifact.replace('"irVersion":"', '"irVersion":' + "9" * digits + ',"x":"', 1).replace(
+        '"irVersion": "', '"irVersion": ' + "9" * digits + ', "x": "', 1
+    )
     (tmp_path / "a.onnx.json").write_text(artifact)
     proc = validate(str(tmp_path / "a.onnx.json"))
     assert proc.returncode == 1 and "Infinity" in proc.stdout, proc.stdout + proc.stderr
@@ -200,10 +226,20 @@ def test_integers_of_any_length_are_named_as_infinity(pair: tuple[Path, Path], t
 def test_a_lone_surrogate_prints_escaped(pair: tuple[Path, Path], tmp_path: Path, where: str) -> None:
     text = pair[0].read_text()
     assert f'"{where}":' in text.replace(": ", ":")
-    text = text.replace(f'"{where}": ', f'"{where}":').replace(f'"{where}":"', f'"{where}":"\\ud800', 1).replace(f'"{where}":1', f'"{where}":"\\ud800"', 1)
+    text = (
+        text.replace(f'"{where}": ', f'"{where}":')
+        .replace(f'"{where}":"', f'"{where}":"\\ud800', 1)
+        .replace(f'"{where}":1', f'"{where}":"\\ud800"', 1)
+    )
     (tmp_path / "s.onnx.json").write_text(text)
     env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
-    proc = subprocess.run([sys.executable, "-m", "tlnetron.cli", "validate", str(tmp_path / "s.onnx.json")], capture_output=True, text=True, env=env, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "tlnetron.cli", "validate", str(tmp_path / "s.onnx.json")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert "Traceback" not in proc.stderr and proc.returncode == 1, proc.stderr
     assert cli.printable("a\ud800b") == "a\\ud800b"
 
@@ -211,6 +247,7 @@ def test_a_lone_surrogate_prints_escaped(pair: tuple[Path, Path], tmp_path: Path
 def test_a_file_past_what_netron_opens_is_refused_unread(pair: tuple[Path, Path], tmp_path: Path) -> None:
     """Sparse: its size is past the limit while it takes no disk; refused from its size alone."""
     from tlnetron.read.files import MAX_BYTES
+
     big = tmp_path / "big.onnx.json"
     with open(big, "wb") as fh:
         fh.truncate(4000 * 2**20)
@@ -228,7 +265,7 @@ def test_max_bytes_is_netrons_own_limit() -> None:
 
     app = netron_dir()
     view, reader, browser = ((app / name).read_text(encoding="utf-8") for name in ("view.js", "json.js", "browser.js"))
-    peek = view[view.index("case 'json': {", view.index("async peek(type)")):]
+    peek = view[view.index("case 'json': {", view.index("async peek(type)")) :]
     peek = peek[: peek.index("case 'json.gz'")]
     assert "stream.length < 0x7ffff000" in peek and "json.TextReader.open(stream)" in peek
     assert "const decoder = text.Decoder.open(data);" in reader and "JSON.parse" not in reader
@@ -240,8 +277,11 @@ def test_max_bytes_is_netrons_own_limit() -> None:
 def test_validate_reads_a_file_past_the_page_limit(tmp_path: Path) -> None:
     """Past what a page's heat map reads, Netron still opens a file: validate gives its verdict on the content."""
     from tlnetron.read.files import PAGE_MAX_BYTES
+
     big = tmp_path / "big.onnx.json"
     with open(big, "wb") as fh:
         fh.truncate(PAGE_MAX_BYTES + 1)
     proc = validate(str(big))
-    assert proc.returncode == 1 and codes(proc) == ["json_invalid"] and "Netron can open" not in proc.stdout, proc.stdout
+    assert proc.returncode == 1 and codes(proc) == ["json_invalid"] and "Netron can open" not in proc.stdout, (
+        proc.stdout
+    )

@@ -151,7 +151,10 @@ def check_pair(artifact: Path, companion_path: Path) -> dict[str, Any]:
     for f in model.get("functions", []):
         nodes |= {n["name"] for n in f.get("node", [])}
         functions.add(f["name"])
-        values |= {o for n in f.get("node", []) for o in n.get("output", [])} | {*f.get("input", []), *f.get("output", [])}
+        values |= {o for n in f.get("node", []) for o in n.get("output", [])} | {
+            *f.get("input", []),
+            *f.get("output", []),
+        }
     companion = json.loads(companion_path.read_text(encoding="utf-8"))
     assert companion["signature"] == COMPANION_SIGNATURE
     for row in (*companion["metadata"], *companion["metrics"]):
@@ -179,11 +182,7 @@ def root_calls(model: dict[str, Any]) -> list[str]:
 
 def substance(model: dict[str, Any]) -> list[str]:
     """Root boxes that make a diagram: module calls and non-trivial ops."""
-    return [
-        n["name"]
-        for n in model["graph"]["node"]
-        if n["domain"] == Domain.MODULE or n["opType"] not in TRIVIAL
-    ]
+    return [n["name"] for n in model["graph"]["node"] if n["domain"] == Domain.MODULE or n["opType"] not in TRIVIAL]
 
 
 # ------------------------------------------------------------------ automatic depth
@@ -234,7 +233,9 @@ OPENED = "opened the blocks holding most of the model"
 
 
 @pytest.mark.parametrize(("wrapper", "boxes"), [(CallsTwice, 6), (Scaled, 4)], ids=["calls-twice", "substantive-op"])
-def test_a_root_of_two_boxes_opens_the_calls_holding_the_model(tmp_path: Path, wrapper: type[nn.Module], boxes: int) -> None:
+def test_a_root_of_two_boxes_opens_the_calls_holding_the_model(
+    tmp_path: Path, wrapper: type[nn.Module], boxes: int
+) -> None:
     """Not single-call wrappers, but two boxes are no diagram: the call(s) holding a third or
     more of the ops are opened (both calls of a module called twice, the block beside a mul)."""
     torch.manual_seed(0)
@@ -267,7 +268,9 @@ def test_an_encoder_decoder_opens_both_halves(zoo_trace: ZooTrace, tmp_path: Pat
 
 
 @pytest.mark.parametrize(("name", "wrapper"), [("wrapped_t5", "model"), ("wrapped_cnn", "backbone")])
-def test_explicit_depth_one_shows_the_wrapper_as_one_box(zoo_trace: ZooTrace, tmp_path: Path, name: str, wrapper: str) -> None:
+def test_explicit_depth_one_shows_the_wrapper_as_one_box(
+    zoo_trace: ZooTrace, tmp_path: Path, name: str, wrapper: str
+) -> None:
     model = export(zoo_trace(name), tmp_path / "m.onnx.json", depth=1)
     assert root_calls(model) == [f"{wrapper}:1"]
     assert substance(model) == [f"{wrapper}:1"], "only trivial ops beside the one call box"
@@ -311,7 +314,9 @@ def test_explicit_depth_three_on_wrapped_cnn(zoo_trace: ZooTrace, tmp_path: Path
 # ------------------------------------------------------------------ the command line
 
 
-def test_cli_export_of_a_saved_wrapped_model(zoo_trace: ZooTrace, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_export_of_a_saved_wrapped_model(
+    zoo_trace: ZooTrace, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     log = zoo_trace("wrapped_cnn")
     saved = tmp_path / "run.tlspec"
     # Withhold what torchlens.save would otherwise warn about (warnings are errors here).

@@ -80,9 +80,7 @@ def test_entry_expectations(name: str, zoo_trace: ZooTrace) -> None:
         assert log.is_recurrent is expect.recurrent
     assert max(layer.num_passes for layer in log.layers) >= expect.min_passes
     if expect.pass_shapes_vary:
-        assert any(
-            len({tuple(op.shape) for op in layer.ops}) > 1 for layer in log.recurrent_layers
-        )
+        assert any(len({tuple(op.shape) for op in layer.ops}) > 1 for layer in log.recurrent_layers)
     if expect.training is not None:
         assert log.modules["self"].training is expect.training
     buffer_addresses = [str(op.address) for op in ops if op.is_buffer]
@@ -117,9 +115,7 @@ def test_loop_layer_has_five_passes(zoo_trace: ZooTrace) -> None:
     log = zoo_trace("loop")
     layer = log["cell.0"]
     assert layer.num_calls == 5
-    assert [op.label for op in log.layers["linear_1_1"].ops] == [
-        f"linear_1_1:{k}" for k in range(1, 6)
-    ]
+    assert [op.label for op in log.layers["linear_1_1"].ops] == [f"linear_1_1:{k}" for k in range(1, 6)]
 
 
 def test_loop_growing_shapes_vary_across_passes(zoo_trace: ZooTrace) -> None:
@@ -162,9 +158,7 @@ def test_demo_model_is_deterministic() -> None:
     assert tokens_a.dtype == torch.int64
     assert tuple(tokens_a.shape) == (1, DEMO_SEQ_LEN)
     assert torch.equal(tokens_a, tokens_b)
-    for (name_a, p_a), (name_b, p_b) in zip(
-        model_a.state_dict().items(), model_b.state_dict().items(), strict=True
-    ):
+    for (name_a, p_a), (name_b, p_b) in zip(model_a.state_dict().items(), model_b.state_dict().items(), strict=True):
         assert name_a == name_b
         assert torch.equal(p_a, p_b)
     with torch.no_grad():

@@ -62,4 +62,6 @@ def own_temporary_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[P
         shutil.rmtree(root, ignore_errors=True)
     if left:
         shown = ", ".join(left[:20]) + (", ..." if len(left) > 20 else "")
-        pytest.fail(f"the test session left {len(left)} entries in its temporary folder (now removed): {shown}", pytrace=False)
+        pytest.fail(
+            f"the test session left {len(left)} entries in its temporary folder (now removed): {shown}", pytrace=False
+        )

@@ -134,9 +134,7 @@ class BasicBlock(nn.Module):
         self.bn2 = nn.BatchNorm2d(cout)
         self.downsample: nn.Module | None = None
         if stride != 1 or cin != cout:
-            self.downsample = nn.Sequential(
-                nn.Conv2d(cin, cout, 1, stride=stride, bias=False), nn.BatchNorm2d(cout)
-            )
+            self.downsample = nn.Sequential(nn.Conv2d(cin, cout, 1, stride=stride, bias=False), nn.BatchNorm2d(cout))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         identity = x if self.downsample is None else self.downsample(x)
@@ -186,9 +184,7 @@ class Seq2SeqWrapper(nn.Module):
         self.model = model
 
     def forward(self, input_ids: torch.Tensor, decoder_input_ids: torch.Tensor) -> torch.Tensor:
-        logits: torch.Tensor = self.model(
-            input_ids=input_ids, decoder_input_ids=decoder_input_ids
-        ).logits
+        logits: torch.Tensor = self.model(input_ids=input_ids, decoder_input_ids=decoder_input_ids).logits
         return logits
 
 
@@ -393,9 +389,7 @@ def _t5_ids() -> tuple[torch.Tensor, torch.Tensor]:
 def _t5() -> tuple[nn.Module, ZooInputs]:
     model = _t5_model()
     input_ids, decoder_input_ids = _t5_ids()
-    return model, ZooInputs(
-        kwargs={"input_ids": input_ids, "decoder_input_ids": decoder_input_ids}
-    )
+    return model, ZooInputs(kwargs={"input_ids": input_ids, "decoder_input_ids": decoder_input_ids})
 
 
 def _wrapped_t5() -> tuple[nn.Module, ZooInputs]:
@@ -542,7 +536,9 @@ ALL_ZOO: list[str] = list(ZOO)
 def _gpt2_24() -> tuple[nn.Module, ZooInputs]:
     from transformers import GPT2Config, GPT2LMHeadModel
 
-    config = GPT2Config(n_layer=24, n_embd=32, n_head=2, vocab_size=64, n_positions=32, bos_token_id=63, eos_token_id=63)
+    config = GPT2Config(
+        n_layer=24, n_embd=32, n_head=2, vocab_size=64, n_positions=32, bos_token_id=63, eos_token_id=63
+    )
     return GPT2LMHeadModel(config).eval(), ZooInputs(kwargs=_tokens(8, 64))
 
 
@@ -583,7 +579,9 @@ def _t5_12() -> tuple[nn.Module, ZooInputs]:
         vocab_size=64, d_model=32, d_kv=8, d_ff=64, num_layers=12, num_decoder_layers=12, num_heads=2, pad_token_id=0,
     )  # fmt: skip
     ids = {"input_ids": torch.randint(1, 64, (1, 8)), "attention_mask": torch.ones(1, 8, dtype=torch.long)}
-    return T5ForConditionalGeneration(config).eval(), ZooInputs(kwargs={**ids, "decoder_input_ids": torch.randint(1, 64, (1, 4))})
+    return T5ForConditionalGeneration(config).eval(), ZooInputs(
+        kwargs={**ids, "decoder_input_ids": torch.randint(1, 64, (1, 4))}
+    )
 
 
 def _whisper_12() -> tuple[nn.Module, ZooInputs]:
@@ -595,7 +593,9 @@ def _whisper_12() -> tuple[nn.Module, ZooInputs]:
         max_target_positions=16, pad_token_id=0, bos_token_id=1, eos_token_id=2, decoder_start_token_id=1,
     )  # fmt: skip
     features = torch.randn(1, 8, 16)  # (batch, mel bins, frames): two conv strides give 8 positions
-    return WhisperForConditionalGeneration(config).eval(), ZooInputs((features,), {"decoder_input_ids": torch.randint(3, 64, (1, 4))})
+    return WhisperForConditionalGeneration(config).eval(), ZooInputs(
+        (features,), {"decoder_input_ids": torch.randint(3, 64, (1, 4))}
+    )
 
 
 def _mixtral_8() -> tuple[nn.Module, ZooInputs]:
@@ -638,15 +638,14 @@ def deep_models() -> list[Any]:
 
     return [pytest.param(name, marks=() if name in DEEP_DEFAULT else pytest.mark.deep_only) for name in DEEP]
 
+
 EXPECT: dict[str, ZooExpect] = {
     "demo": ZooExpect(
         module_addresses=("embed", "pos", "blocks.0.attn.q", "blocks.1.mlp.fc1", "ln_f", "head"),
         dtypes=(torch.int64, torch.float32),
     ),
     # gpt2 outputs: logits + the DynamicCache's key/value tensors for 2 layers.
-    "gpt2": ZooExpect(
-        recurrent=True, num_outputs=5, module_addresses=("transformer.h.0.attn", "lm_head")
-    ),
+    "gpt2": ZooExpect(recurrent=True, num_outputs=5, module_addresses=("transformer.h.0.attn", "lm_head")),
     # 12 layers: logits + 24 key/value cache tensors.
     "gpt2_small": ZooExpect(
         recurrent=True, num_outputs=25, module_addresses=("transformer.h.11.mlp.c_proj", "lm_head")
@@ -656,9 +655,7 @@ EXPECT: dict[str, ZooExpect] = {
     # t5 outputs: logits, the decoder cache (2 layers x self/cross x k/v = 8 tensors),
     # encoder_last_hidden_state; the wrapper returns logits only. T5's relative
     # position buckets take log(0), so the trace lists non-finite ops (log_1_33 ...).
-    "t5": ZooExpect(
-        num_inputs=2, num_outputs=10, module_addresses=("encoder", "decoder", "lm_head")
-    ),
+    "t5": ZooExpect(num_inputs=2, num_outputs=10, module_addresses=("encoder", "decoder", "lm_head")),
     "wrapped_t5": ZooExpect(
         num_inputs=2, module_addresses=("model", "model.encoder", "model.decoder", "model.lm_head")
     ),
@@ -682,9 +679,7 @@ EXPECT: dict[str, ZooExpect] = {
         module_addresses=("backbone", "backbone.layer2.0.downsample.0"), buffer_values_change=False
     ),
     "loop": ZooExpect(recurrent=True, min_passes=5, module_calls={"cell": 5, "cell.0": 5}),
-    "loop_growing": ZooExpect(
-        recurrent=True, min_passes=4, pass_shapes_vary=True, module_calls={"lin": 4}
-    ),
+    "loop_growing": ZooExpect(recurrent=True, min_passes=4, pass_shapes_vary=True, module_calls={"lin": 4}),
     "multi_output_mixed": ZooExpect(
         has_multi_output=True,
         min_dtypes=3,
@@ -714,7 +709,9 @@ EXPECT: dict[str, ZooExpect] = {
     "vit_cls": ZooExpect(module_addresses=("vit.embeddings", "vit.layernorm", "classifier")),
     "resnet_cls": ZooExpect(module_addresses=("resnet.encoder.stages.2", "classifier.1"), buffer_values_change=False),
     # whisper outputs: logits, encoder_last_hidden_state.
-    "whisper": ZooExpect(num_inputs=2, num_outputs=2, module_addresses=("model.encoder.layers.1", "model.decoder.layers.1", "proj_out")),
+    "whisper": ZooExpect(
+        num_inputs=2, num_outputs=2, module_addresses=("model.encoder.layers.1", "model.decoder.layers.1", "proj_out")
+    ),
 }
 
 # Warnings emitted while tracing zoo models, ignored only inside ``trace``.

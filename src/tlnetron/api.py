@@ -148,8 +148,14 @@ def _warn_served_without_companion() -> None:
     )
 
 
-def show(what: Any, *, attachment: str | os.PathLike[str] | bool | None = None, height: int = 720,
-         colour_by: str = "none", **export_options: Any) -> NotebookPage:
+def show(
+    what: Any,
+    *,
+    attachment: str | os.PathLike[str] | bool | None = None,
+    height: int = 720,
+    colour_by: str = "none",
+    **export_options: Any,
+) -> NotebookPage:
     """Show an artifact (and its companion) in Netron, in a notebook cell, with no server.
 
     Args:

@@ -34,7 +34,16 @@ from typing import Any, TextIO
 from ._generated.vocab import BUFFER_POLICY, COLOUR_SCHEME, GRANULARITY, ErrorCode
 from .errors import Opt, Problem, TlnetronError, TlnetronWarning
 
-__all__ = ["EXIT_CRASH", "EXIT_INVALID", "EXIT_OK", "EXIT_PIPE_CLOSED", "EXIT_REFUSED", "EXIT_USAGE", "cli_spelling", "main"]
+__all__ = [
+    "EXIT_CRASH",
+    "EXIT_INVALID",
+    "EXIT_OK",
+    "EXIT_PIPE_CLOSED",
+    "EXIT_REFUSED",
+    "EXIT_USAGE",
+    "cli_spelling",
+    "main",
+]
 
 EXIT_OK = 0
 EXIT_INVALID = 1
@@ -239,23 +248,37 @@ def _notice_unpickling(path: Path) -> None:
 
 def _print_result(result: Any) -> None:
     if result.page is not None:
-        print(f"wrote      {result.page}  (one page: open it in a browser, from disk; it holds the model and its companion)")
+        print(
+            f"wrote      {result.page}  (one page: open it in a browser, from disk; it holds the model and its companion)"
+        )
     else:
         print(f"wrote      {result.artifact}")
     if result.companion:
         print(f"companion  {result.companion}")
     typed = f"{result.typed_edge_count} of {result.edge_count} edges typed"
-    print(f"view       {result.granularity}: {result.node_count} nodes in the root graph, {typed}, {result.function_count} functions")
+    print(
+        f"view       {result.granularity}: {result.node_count} nodes in the root graph, {typed}, {result.function_count} functions"
+    )
     print(f"time       {result.seconds:.3f} s")
 
 
 def _how_to_open(result: Any) -> None:
     print()
     print("open it in Netron:")
-    print(f"  netron.app or the desktop app: open {result.artifact.name}, then drop {result.companion.name if result.companion else 'the companion'} onto the open model")
-    print(f"  or: tlnetron serve {result.artifact}" + (f" --attachment {result.companion}" if result.companion else "") + "  (needs pip install 'tlnetron[netron]')")
+    print(
+        f"  netron.app or the desktop app: open {result.artifact.name}, then drop {result.companion.name if result.companion else 'the companion'} onto the open model"
+    )
+    print(
+        f"  or: tlnetron serve {result.artifact}"
+        + (f" --attachment {result.companion}" if result.companion else "")
+        + "  (needs pip install 'tlnetron[netron]')"
+    )
     page = result.artifact.name.removesuffix(".onnx.json") + ".html"
-    print(f"  or one file to open anywhere: tlnetron html {result.artifact}" + (f" --attachment {result.companion}" if result.companion else "") + f" -o {result.artifact.with_name(page)}  (also needs netron)")
+    print(
+        f"  or one file to open anywhere: tlnetron html {result.artifact}"
+        + (f" --attachment {result.companion}" if result.companion else "")
+        + f" -o {result.artifact.with_name(page)}  (also needs netron)"
+    )
 
 
 def _check_folder(dest: Path, flag: str) -> None:
@@ -347,7 +370,11 @@ def _baseline(args: argparse.Namespace, trace: Path) -> Path | str | None:
         where="baseline",
         remedy=(
             "pass --baseline with the reference run's folder written by torchlens.save"
-            + (f", or --baseline-id {shlex.quote(value)} to record a run identifier." if not looks_like_path else " (check the path).")
+            + (
+                f", or --baseline-id {shlex.quote(value)} to record a run identifier."
+                if not looks_like_path
+                else " (check the path)."
+            )
         ),
     )
 
@@ -358,8 +385,16 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
     # Everything a person can get wrong is refused here, before the slow part.
     attachment = _ATTACHMENT[args.attachment]
-    options = check_options(args.output, args.granularity, args.depth, args.show_buffers, attachment, args.serve, args.activation_stats,
-                            args.colour_by)
+    options = check_options(
+        args.output,
+        args.granularity,
+        args.depth,
+        args.show_buffers,
+        attachment,
+        args.serve,
+        args.activation_stats,
+        args.colour_by,
+    )
     trace = saved_trace(args.trace)
     baseline = _baseline(args, trace)
     if args.serve:
@@ -438,7 +473,9 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     except (BrokenPipeError, KeyboardInterrupt):
         raise
     except Exception as exc:  # noqa: BLE001  (a bug of ours: its own exit code, never "problems found")
-        _ERR.line(f"tlnetron: validate failed inside tlnetron ({type(exc).__name__}: {str(exc)[:300]}); this is a bug: please report it with the files.")
+        _ERR.line(
+            f"tlnetron: validate failed inside tlnetron ({type(exc).__name__}: {str(exc)[:300]}); this is a bug: please report it with the files."
+        )
         return EXIT_CRASH
     for p in problems:
         print(printable(p.line()))
@@ -485,8 +522,12 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     check_colour(args.colour_by)  # before netron is looked for: the mistake is named first
     companion = _companion_arg(args)
     result = serve_files(
-        Path(args.artifact), companion,
-        browse=not args.no_browser, host=args.host, port=args.port, colour_by=args.colour_by,
+        Path(args.artifact),
+        companion,
+        browse=not args.no_browser,
+        host=args.host,
+        port=args.port,
+        colour_by=args.colour_by,
     )
     print(f"serving    {result.url}  (Ctrl+C stops)", flush=True)
     _said_beside(args, companion)
@@ -582,20 +623,41 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument("trace", help="folder written by torchlens.save (unpickled: trusted files only)")
     exp.add_argument("-o", "--output", metavar="PATH", help="artifact path ending in .json (e.g. model.onnx.json)")
     exp.add_argument("--granularity", choices=GRANULARITY, default="module")
-    exp.add_argument("--depth", type=int, default=None, metavar="N", help="module depth for the root graph (module view)")
+    exp.add_argument(
+        "--depth", type=int, default=None, metavar="N", help="module depth for the root graph (module view)"
+    )
     exp.add_argument("--show-buffers", choices=BUFFER_POLICY, default="meaningful")
-    exp.add_argument("--attachment", choices=("auto", "on", "off"), default="auto", help="write the metrics companion (auto: beside a file)")
+    exp.add_argument(
+        "--attachment",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="write the metrics companion (auto: beside a file)",
+    )
     base = exp.add_mutually_exclusive_group()
-    base.add_argument("--baseline", metavar="REF", help="the reference run's saved trace folder: per-node diff facts (unpickled: trusted files only)")
-    base.add_argument("--baseline-id", metavar="ID", help="a run identifier for the baseline, recorded verbatim (nothing is diffed)")
+    base.add_argument(
+        "--baseline",
+        metavar="REF",
+        help="the reference run's saved trace folder: per-node diff facts (unpickled: trusted files only)",
+    )
+    base.add_argument(
+        "--baseline-id", metavar="ID", help="a run identifier for the baseline, recorded verbatim (nothing is diffed)"
+    )
     exp.add_argument("--serve", action="store_true", help="serve the result in Netron on 127.0.0.1")
     exp.add_argument(
-        "--activation-stats", action=argparse.BooleanOptionalAction, default=True,
+        "--activation-stats",
+        action=argparse.BooleanOptionalAction,
+        default=True,
         help="statistics of each captured tensor (min, max, mean, std, NaN/Inf counts) on its edge, in the companion (default: on)",
     )
-    exp.add_argument("--colour-by", default=None, metavar="SCHEME",
-                     help="the page's first heat-map colour scheme (with -o x.html or --serve: none, time, flops, bytes, params, diff, nonfinite)")
-    exp.add_argument("--progress", action=argparse.BooleanOptionalAction, default=sys.stderr.isatty(), help="progress bar on stderr")
+    exp.add_argument(
+        "--colour-by",
+        default=None,
+        metavar="SCHEME",
+        help="the page's first heat-map colour scheme (with -o x.html or --serve: none, time, flops, bytes, params, diff, nonfinite)",
+    )
+    exp.add_argument(
+        "--progress", action=argparse.BooleanOptionalAction, default=sys.stderr.isatty(), help="progress bar on stderr"
+    )
     exp.set_defaults(func=_cmd_export)
 
     val = sub.add_parser("validate", help="check an artifact (and companion) the way tlnetron and Netron read them")
@@ -611,16 +673,27 @@ def build_parser() -> argparse.ArgumentParser:
     srv.add_argument("--no-browser", action="store_true", help="do not open a browser tab")
     srv.add_argument("--host", default="127.0.0.1", help="address to serve on (default 127.0.0.1: this machine only)")
     srv.add_argument("--port", type=int, default=0, help="port to serve on (default 0: any free port)")
-    srv.add_argument("--colour-by", default="none", metavar="SCHEME",
-                     help="the heat map's first colour scheme (none, time, flops, bytes, params, diff, nonfinite; ?colour= in the URL too)")
+    srv.add_argument(
+        "--colour-by",
+        default="none",
+        metavar="SCHEME",
+        help="the heat map's first colour scheme (none, time, flops, bytes, params, diff, nonfinite; ?colour= in the URL too)",
+    )
     srv.set_defaults(func=_cmd_serve)
 
-    ren = sub.add_parser("render", help="write the picture Netron draws (its own File > Export, SVG or PNG) from headless Chromium")
+    ren = sub.add_parser(
+        "render", help="write the picture Netron draws (its own File > Export, SVG or PNG) from headless Chromium"
+    )
     ren.add_argument("artifact")
     ren.add_argument("--attachment")
     ren.add_argument("--no-attachment", action="store_true", help="leave out the companion beside the artifact")
     ren.add_argument("-o", "--output", required=True, metavar="PICTURE", help="model.svg or model.png")
-    ren.add_argument("--colour-by", default="none", metavar="SCHEME", help="colour scheme (none, time, flops, bytes, params, diff, nonfinite)")
+    ren.add_argument(
+        "--colour-by",
+        default="none",
+        metavar="SCHEME",
+        help="colour scheme (none, time, flops, bytes, params, diff, nonfinite)",
+    )
     ren.add_argument("--function", metavar="NAME", help="draw this function's body instead of the root")
     ren.set_defaults(func=_cmd_render)
 
@@ -635,8 +708,12 @@ def build_parser() -> argparse.ArgumentParser:
     page.add_argument("--attachment", help="its companion (model.onnx.attachment.json), shown once the model is drawn")
     page.add_argument("--no-attachment", action="store_true", help="leave out the companion beside the artifact")
     page.add_argument("-o", "--output", required=True, metavar="PAGE", help="the page to write (ending in .html)")
-    page.add_argument("--colour-by", default="none", metavar="SCHEME",
-                      help="the heat map's first colour scheme (none, time, flops, bytes, params, diff, nonfinite; ?colour= in the URL too)")
+    page.add_argument(
+        "--colour-by",
+        default="none",
+        metavar="SCHEME",
+        help="the heat map's first colour scheme (none, time, flops, bytes, params, diff, nonfinite; ?colour= in the URL too)",
+    )
     page.set_defaults(func=_cmd_html)
 
     sch = sub.add_parser("schema", help="print where the installed JSON Schemas are (and copy them out)")
@@ -657,8 +734,15 @@ def _stop_quietly_on_closed_pipe() -> None:
     os.close(devnull)
 
 
-_PATH_ARGS = {"trace": "TRACE", "output": "--output", "artifact": "ARTIFACT", "attachment": "--attachment",
-              "copy_to": "--copy-to", "output_dir": "--output-dir", "baseline": "--baseline"}
+_PATH_ARGS = {
+    "trace": "TRACE",
+    "output": "--output",
+    "artifact": "ARTIFACT",
+    "attachment": "--attachment",
+    "copy_to": "--copy-to",
+    "output_dir": "--output-dir",
+    "baseline": "--baseline",
+}
 
 
 def _unrecognized(extra: list[str]) -> str:
@@ -689,7 +773,14 @@ def main(argv: list[str] | None = None) -> int:
             warnings.simplefilter("always", TlnetronWarning)
             python_showwarning = warnings.showwarning
 
-            def show(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: TextIO | None = None, line: str | None = None) -> None:
+            def show(
+                message: Warning | str,
+                category: type[Warning],
+                filename: str,
+                lineno: int,
+                file: TextIO | None = None,
+                line: str | None = None,
+            ) -> None:
                 if isinstance(message, TlnetronWarning):
                     _ERR.line(f"warning {message.code} {message.text(cli_spelling)}")
                 elif category.__module__.split(".")[0] == "torchlens":

@@ -31,6 +31,7 @@ from .errors import Opt, TlnetronError
 
 __all__ = ["ExportOptions", "check_activation_stats", "check_colour_by", "check_options", "check_progress", "is_page"]
 
+
 @dataclass(frozen=True, slots=True)
 class ExportOptions:
     """Every option of one export, checked once (:func:`check_options`) and then trusted by
@@ -82,8 +83,13 @@ def check_options(
             (Opt("granularity", granularity), f" is not one of {', '.join(GRANULARITY)}."),
             where="granularity",
             remedy=(
-                "use ", Opt("granularity", "module"), " (the architecture diagram), ",
-                Opt("granularity", "op"), " or ", Opt("granularity", "rolled"), ".",
+                "use ",
+                Opt("granularity", "module"),
+                " (the architecture diagram), ",
+                Opt("granularity", "op"),
+                " or ",
+                Opt("granularity", "rolled"),
+                ".",
             ),
         )
     if not isinstance(show_buffers, str) or show_buffers not in BUFFER_POLICY:
@@ -92,8 +98,13 @@ def check_options(
             (Opt("show_buffers", show_buffers), f" is not one of {', '.join(BUFFER_POLICY)}."),
             where="show_buffers",
             remedy=(
-                "use ", Opt("show_buffers", "meaningful"), " (default), ",
-                Opt("show_buffers", "never"), " or ", Opt("show_buffers", "always"), ".",
+                "use ",
+                Opt("show_buffers", "meaningful"),
+                " (default), ",
+                Opt("show_buffers", "never"),
+                " or ",
+                Opt("show_buffers", "always"),
+                ".",
             ),
         )
     if depth is not None:
@@ -107,7 +118,14 @@ def check_options(
         if granularity != Granularity.MODULE:
             raise TlnetronError(
                 ErrorCode.DEPTH_NOT_APPLICABLE,
-                (Opt("depth", depth), " applies only to ", Opt("granularity", "module"), ", not to ", Opt("granularity", granularity), "."),
+                (
+                    Opt("depth", depth),
+                    " applies only to ",
+                    Opt("granularity", "module"),
+                    ", not to ",
+                    Opt("granularity", granularity),
+                    ".",
+                ),
                 where="depth",
                 remedy=("drop ", Opt("depth"), ", or use ", Opt("granularity", "module"), "."),
             )
@@ -117,8 +135,13 @@ def check_options(
             (Opt("attachment", attachment), " is not one of the three choices."),
             where="attachment",
             remedy=(
-                "use ", Opt("attachment", None), " (default: write it beside a file), ",
-                Opt("attachment", True), " (demand it) or ", Opt("attachment", False), " (never).",
+                "use ",
+                Opt("attachment", None),
+                " (default: write it beside a file), ",
+                Opt("attachment", True),
+                " (demand it) or ",
+                Opt("attachment", False),
+                " (never).",
             ),
         )
     if not isinstance(serve, bool):
@@ -132,10 +155,18 @@ def check_options(
         if attachment is True:
             raise TlnetronError(
                 ErrorCode.ATTACHMENT_NEEDS_PATH,
-                (Opt("attachment", True), " needs a file for the companion to sit beside, and there is none (", Opt("path", None), ")."),
+                (
+                    Opt("attachment", True),
+                    " needs a file for the companion to sit beside, and there is none (",
+                    Opt("path", None),
+                    ").",
+                ),
                 where="attachment",
                 remedy=(
-                    "pass ", Opt("path", "model.onnx.json"), ", or leave ", Opt("attachment", None),
+                    "pass ",
+                    Opt("path", "model.onnx.json"),
+                    ", or leave ",
+                    Opt("attachment", None),
                     " (the default) for the memory-only serve.",
                 ),
             )
@@ -174,7 +205,10 @@ def check_options(
         )
     if p.is_dir():  # after the checks above, stat() cannot raise on the path's text
         raise TlnetronError(
-            ErrorCode.INVALID_PATH, f"{str(p)!r} is a directory.", where=str(p), remedy="pass a file path inside it, e.g. its_folder/model.onnx.json."
+            ErrorCode.INVALID_PATH,
+            f"{str(p)!r} is a directory.",
+            where=str(p),
+            remedy="pass a file path inside it, e.g. its_folder/model.onnx.json.",
         )
     parent = p.parent if str(p.parent) else Path(".")
     if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
@@ -188,19 +222,35 @@ def check_options(
 
 
 def _checked(
-    granularity: object, depth: object, show_buffers: object, attachment: object, serve: object, activation_stats: object,
-    p: Path | None, colour_by: object,
+    granularity: object,
+    depth: object,
+    show_buffers: object,
+    attachment: object,
+    serve: object,
+    activation_stats: object,
+    p: Path | None,
+    colour_by: object,
 ) -> ExportOptions:
     check_activation_stats(activation_stats)
     page = p if p is not None and is_page(p) else None
     if colour_by is not None and page is None and serve is not True:
         raise TlnetronError(
             ErrorCode.COLOUR_NEEDS_PAGE,
-            (Opt("colour_by", colour_by), " colours a page, and this export makes none (", Opt("path", str(p) if p is not None else None), "); nothing was written."),
+            (
+                Opt("colour_by", colour_by),
+                " colours a page, and this export makes none (",
+                Opt("path", str(p) if p is not None else None),
+                "); nothing was written.",
+            ),
             where="colour_by",
             remedy=(
-                "make a page: ", Opt("path", "model.html"), " or ", Opt("serve", True),
-                " (or tlnetron html / tlnetron.show on the files written), or drop ", Opt("colour_by"), ".",
+                "make a page: ",
+                Opt("path", "model.html"),
+                " or ",
+                Opt("serve", True),
+                " (or tlnetron html / tlnetron.show on the files written), or drop ",
+                Opt("colour_by"),
+                ".",
             ),
         )
     return ExportOptions(
@@ -245,16 +295,19 @@ def _check_path_text(p: Path) -> None:
     text = str(p)
     if "\x00" in text:
         raise TlnetronError(
-            ErrorCode.INVALID_PATH, f"{text!r} contains a NUL character, which no file name can hold.",
-            where="path", remedy="pass a path without NUL characters, such as model.onnx.json.",
+            ErrorCode.INVALID_PATH,
+            f"{text!r} contains a NUL character, which no file name can hold.",
+            where="path",
+            remedy="pass a path without NUL characters, such as model.onnx.json.",
         )
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
         raise TlnetronError(
-            ErrorCode.INVALID_PATH, f"{text!r} is not valid Unicode text (it holds lone surrogates), so the "
-            "companion cannot name it in JSON.",
-            where="path", remedy="pass a path of valid UTF-8 text, such as model.onnx.json.",
+            ErrorCode.INVALID_PATH,
+            f"{text!r} is not valid Unicode text (it holds lone surrogates), so the companion cannot name it in JSON.",
+            where="path",
+            remedy="pass a path of valid UTF-8 text, such as model.onnx.json.",
         ) from None
     check_os_limits(p, "path", folders_only=True)  # the file name's own limit is checked below, counting its siblings
     parent = p.parent if str(p.parent) else Path(".")
@@ -268,7 +321,8 @@ def _check_path_text(p: Path) -> None:
             ErrorCode.INVALID_PATH,
             f"the file name is {len(p.name.encode('utf-8'))} bytes long; with the companion and the temporary files "
             f"written beside it, this folder takes at most {longest} bytes ({name_max} per name).",
-            where="path", remedy=f"choose a file name of at most {longest} bytes, such as model.onnx.json.",
+            where="path",
+            remedy=f"choose a file name of at most {longest} bytes, such as model.onnx.json.",
         )
 
 
@@ -290,20 +344,28 @@ def check_os_limits(p: Path, flag: str, *, folders_only: bool = False) -> None:
         raw = None
     if "\x00" in text or raw is None:
         why = "contains a NUL character" if "\x00" in text else "cannot be encoded as a file name"
-        raise TlnetronError(ErrorCode.INVALID_PATH, f"{flag} {text[:80]!r}… {why}; nothing was written.",
-                            where=flag, remedy="pass a path of plain text without NUL characters.")
+        raise TlnetronError(
+            ErrorCode.INVALID_PATH,
+            f"{flag} {text[:80]!r}… {why}; nothing was written.",
+            where=flag,
+            remedy="pass a path of plain text without NUL characters.",
+        )
     if len(raw) + _BESIDE_BYTES >= _PATH_MAX:
         raise TlnetronError(
             ErrorCode.INVALID_PATH,
             f"{flag} is {len(raw):,} bytes long, past the {_PATH_MAX - _BESIDE_BYTES - 1:,} the system takes with the files written beside it; nothing was written.",
-            where=flag, remedy="pass a shorter path (cd into the folder and pass a relative one).")
+            where=flag,
+            remedy="pass a shorter path (cd into the folder and pass a relative one).",
+        )
     parts = raw.split(b"/")
     longest = max((len(part) for part in (parts[:-1] if folders_only else parts)), default=0)
     if longest > _NAME_MAX:
         raise TlnetronError(
             ErrorCode.INVALID_PATH,
             f"{flag} has a name of {longest} bytes, past the {_NAME_MAX} a file system takes per name; nothing was written.",
-            where=flag, remedy="pass a path whose every folder and file name is at most 255 bytes.")
+            where=flag,
+            remedy="pass a path whose every folder and file name is at most 255 bytes.",
+        )
 
 
 def is_page(path: Path) -> bool:
@@ -338,7 +400,10 @@ def check_activation_stats(activation_stats: object) -> None:
             (Opt("activation_stats", activation_stats), " is not one of the two choices."),
             where="activation_stats",
             remedy=(
-                "use ", Opt("activation_stats", True), " (default: statistics of every captured tensor on its edge) or ",
-                Opt("activation_stats", False), " (none, a faster export).",
+                "use ",
+                Opt("activation_stats", True),
+                " (default: statistics of every captured tensor on its edge) or ",
+                Opt("activation_stats", False),
+                " (none, a faster export).",
             ),
         )

@@ -123,7 +123,11 @@ def _validate_nodes(projection: Projection) -> dict[str, NodeWords]:
         validate_each(
             "node-properties",
             (
-                {"role": node.role, "attributes": dict(node.attributes), "metadata": dict(words_of(node, words).metadata)}
+                {
+                    "role": node.role,
+                    "attributes": dict(node.attributes),
+                    "metadata": dict(words_of(node, words).metadata),
+                }
                 for node in nodes
             ),
         )
@@ -142,8 +146,9 @@ def _validated_metadata(meta: dict[str, Any], baseline: Baseline | None) -> None
         raise _artifact_invalid(f"model metadata: {exc} at {exc.path}") from None
 
 
-def _companion(projection: Projection, ir: TraceIR, artifact_name: str, steps: Steps,
-               words: dict[str, NodeWords]) -> tuple[bytes | None, TlnetronError | None]:
+def _companion(
+    projection: Projection, ir: TraceIR, artifact_name: str, steps: Steps, words: dict[str, NodeWords]
+) -> tuple[bytes | None, TlnetronError | None]:
     """The companion's bytes, or the refusal its rows earn (raised only after the checker,
     which names an invalid artifact first)."""
     values = drawn_values(projection)
@@ -263,10 +268,22 @@ def run(
         if page is not None and path is not None:
             from .pages.html import build_page
 
-            pair = (companion_path.name, companion_data) if companion_path is not None and companion_data is not None else None
+            pair = (
+                (companion_path.name, companion_data)
+                if companion_path is not None and companion_data is not None
+                else None
+            )
             again = PAGE_COMMAND.get() or f"tlnetron.export(trace, {page.name!r})"
-            out.stage(page, build_page((path.name, artifact_data), pair, page_name=page.name, command=again,
-                                       colour_by=options.colour_by or "none").html)
+            out.stage(
+                page,
+                build_page(
+                    (path.name, artifact_data),
+                    pair,
+                    page_name=page.name,
+                    command=again,
+                    colour_by=options.colour_by or "none",
+                ).html,
+            )
         out.commit()
     machine = checker_advisory(n_functions, check_s, split=any(split))
     if machine is not None:

@@ -54,7 +54,7 @@ class ExportResult:
     since the pages stage comes after this shared module."""
 
     def __repr__(self) -> str:
-        wrote = [p.name for p in (self.page, self.artifact, self.companion) if p is not None][:1 if self.page else 2]
+        wrote = [p.name for p in (self.page, self.artifact, self.companion) if p is not None][: 1 if self.page else 2]
         parts = [
             f"{self.granularity} view: {self.node_count} nodes, {self.edge_count} edges, {self.function_count} functions",
             ("wrote " + " + ".join(wrote)) if wrote else "in memory",

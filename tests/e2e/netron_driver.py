@@ -103,7 +103,9 @@ AGE_GATE_TEXT = "Please update to the newest version."
 LAYOUT_NOTICE_TEXT = "This large graph layout might take a very long time to complete."
 FUNCTION_ITEM_TITLE = "Show Function Definition"
 
-_CSP_REFUSAL = re.compile(r"(?:Refused to (?:connect to|load)|Connecting to) '([^']+)'.* violates the following Content Security Policy")
+_CSP_REFUSAL = re.compile(
+    r"(?:Refused to (?:connect to|load)|Connecting to) '([^']+)'.* violates the following Content Security Policy"
+)
 _META_DATE = re.compile(r'(<meta name="date" content=")([^"]*)(">)')
 
 
@@ -172,7 +174,7 @@ def netron_app_date(index_html: str | None = None) -> _dt.datetime:
     text = index_html if index_html is not None else (netron_app_dir() / "index.html").read_text("utf-8")
     match = _META_DATE.search(text)
     if not match:
-        raise NetronDriverError("Netron index.html has no <meta name=\"date\">")
+        raise NetronDriverError('Netron index.html has no <meta name="date">')
     return _dt.datetime.fromisoformat(match.group(2).replace(" ", "T")).replace(tzinfo=_dt.timezone.utc)
 
 
@@ -719,8 +721,10 @@ class NetronPage:
             found = _CSP_REFUSAL.match(m["text"]) if m["type"] == "error" else None
             if found and not _is_loopback(found.group(1)):
                 continue
-            if m["type"] == "error" and m["text"].startswith("Failed to load resource") and (
-                m["url"] in blocked or not _is_loopback(m["url"])
+            if (
+                m["type"] == "error"
+                and m["text"].startswith("Failed to load resource")
+                and (m["url"] in blocked or not _is_loopback(m["url"]))
             ):
                 continue
             out.append(m["text"] + (f" ({m['url']})" if m["url"] else ""))
@@ -775,7 +779,9 @@ class NetronPage:
                 f"Netron showed an error dialog while {what}: {message!r}", message=message, classes=state["classes"]
             )
         if "message" in classes and "welcome" in classes:
-            raise AppTerminatedError(f"Netron stopped while {what}: {message!r}", message=message, classes=state["classes"])
+            raise AppTerminatedError(
+                f"Netron stopped while {what}: {message!r}", message=message, classes=state["classes"]
+            )
         if "notification" in classes:
             if message.startswith(AGE_GATE_TEXT.rstrip(".")):
                 served = netron_app_date()
@@ -784,7 +790,7 @@ class NetronPage:
                 days = (_dt.datetime.now(_dt.timezone.utc) - served).total_seconds() / 86400.0
                 raise AgeGateError(
                     f"Netron's age gate fired while {what}: the page says {message!r} and loops forever. "
-                    f"The page's <meta name=\"date\"> is {served:%Y-%m-%d}, {days:.0f} days ago; the app "
+                    f'The page\'s <meta name="date"> is {served:%Y-%m-%d}, {days:.0f} days ago; the app '
                     f"refuses after {AGE_GATE_DAYS} days. Upgrade netron (the bare-app server may rewrite "
                     "the meta date for tests; netron.serve cannot).",
                     message=message,
@@ -944,7 +950,7 @@ class NetronPage:
                 raise NetronDriverError(f"companion {path.name!r} is not a JSON object: {error}") from error
             if signature != "netron:attachment":
                 raise NetronDriverError(
-                    f"companion {path.name!r} lacks \"signature\": \"netron:attachment\" "
+                    f'companion {path.name!r} lacks "signature": "netron:attachment" '
                     "(Netron would open it as a model and replace the graph)"
                 )
         self._close_sidebar()
@@ -993,7 +999,7 @@ class NetronPage:
         if self.consent != "click":
             raise NetronDriverError(
                 f"consent={self.consent!r}: a file:// page keeps no cookie to seed, so its notice must be clicked "
-                "(new_page(consent=\"click\"))"
+                '(new_page(consent="click"))'
             )
         return self.open_url(Path(path).resolve().as_uri(), timeout=timeout)
 
@@ -1023,7 +1029,11 @@ class NetronPage:
             title = self.title()
             if title.endswith(suffix):
                 # the title changes before Netron redraws with the companion: let the page settle as a person does
-                self._wait(f"drawing after the title ended with {suffix!r}", self._settled, max(deadline - time.monotonic(), POLL))
+                self._wait(
+                    f"drawing after the title ended with {suffix!r}",
+                    self._settled,
+                    max(deadline - time.monotonic(), POLL),
+                )
                 return title
             self._check_gates(self._state(), f"waiting for the page title to end with {suffix!r}")
             if time.monotonic() > deadline:
@@ -1071,7 +1081,7 @@ class NetronPage:
             else:
                 kind = "other"
             header = n["items"][0]["text"] if n["items"] else ""
-            name = n["id"][len("node-name-"):] if n["id"] and n["id"].startswith("node-name-") else None
+            name = n["id"][len("node-name-") :] if n["id"] and n["id"].startswith("node-name-") else None
             out.append(
                 {
                     "id": n["id"],
@@ -1190,7 +1200,9 @@ class NetronPage:
         hit.scroll_into_view_if_needed()
         frame_x = frame_y = 0.0
         if self._frame:
-            box = self._top_js(f"(() => {{ const r = document.querySelector({json.dumps(self._frame)}).getBoundingClientRect(); return [r.left, r.top]; }})()")
+            box = self._top_js(
+                f"(() => {{ const r = document.querySelector({json.dumps(self._frame)}).getBoundingClientRect(); return [r.left, r.top]; }})()"
+            )
             frame_x, frame_y = float(box[0]), float(box[1])
         for share in (0.5, 1 / 3, 2 / 3):
             point = self._js(
@@ -1203,7 +1215,9 @@ class NetronPage:
             self.page.mouse.click(frame_x + float(point[0]), frame_y + float(point[1]))
             try:
                 self._wait_sidebar(
-                    lambda s: s["open"] and s["title"] == "Connection Properties", f"opening edge {value_name!r}", timeout=2.0
+                    lambda s: s["open"] and s["title"] == "Connection Properties",
+                    f"opening edge {value_name!r}",
+                    timeout=2.0,
                 )
             except NetronDriverError:
                 continue

@@ -690,9 +690,17 @@ def test_label_rules_match_netron_examples() -> None:
     """The Python mirror of Netron's label rule, on the reader contract's own examples."""
 
     def t(*dims: Any) -> Json:
-        return {"tensorType": {"elemType": 1, "shape": {"dim": [
-            {"dimParam": d} if isinstance(d, str) else ({} if d is None else {"dimValue": str(d)}) for d in dims
-        ]}}}
+        return {
+            "tensorType": {
+                "elemType": 1,
+                "shape": {
+                    "dim": [
+                        {"dimParam": d} if isinstance(d, str) else ({} if d is None else {"dimValue": str(d)})
+                        for d in dims
+                    ]
+                },
+            }
+        }
 
     assert shape_label(t("batch", 64, 224, 224)) == "batch×64×224×224"
     assert shape_label(t("batch", 128, 224, 224)) == ""
@@ -700,7 +708,14 @@ def test_label_rules_match_netron_examples() -> None:
     assert shape_label(t()) == ""
     assert shape_label({"tensorType": {"elemType": 1}}) == ""
     assert [js_number(v) for v in (64.611, 2048.0, 1e21, 1e-7, 0.000001, 123456.789, 1.5e300, -0.25)] == [
-        "64.611", "2048", "1e+21", "1e-7", "0.000001", "123456.789", "1.5e+300", "-0.25"
+        "64.611",
+        "2048",
+        "1e+21",
+        "1e-7",
+        "0.000001",
+        "123456.789",
+        "1.5e+300",
+        "-0.25",
     ]
     body = {
         "input": [{"name": "x", "type": t(1, 3)}],

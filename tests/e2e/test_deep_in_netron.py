@@ -44,7 +44,9 @@ def _canvas_width(netron: NetronPage) -> float:
 
 
 @pytest.mark.parametrize("name", deep_models())
-def test_a_real_depth_root_is_a_diagram_in_netron(netron: NetronPage, zoo_trace: ZooTrace, tmp_path: Path, name: str) -> None:
+def test_a_real_depth_root_is_a_diagram_in_netron(
+    netron: NetronPage, zoo_trace: ZooTrace, tmp_path: Path, name: str
+) -> None:
     model = _open(netron, zoo_trace, tmp_path, name)
     check_drawn_body(netron, model["graph"], f"{name} root")
     drawn = netron.drawn_nodes()

@@ -63,7 +63,10 @@ def test_diff_rows_show_in_the_sidebar(netron: NetronPage, tmp_path: Path, granu
     top = _top_meta(result.artifact)
     status = {name: meta.get(NodeMeta.DIFF_STATUS) for name, meta in top.items()}
     # The perturbed linear changed, the extra op was added: both carry their rows.
-    picks = [next(n for n, s in status.items() if s == DiffStatus.CHANGED), next(n for n, s in status.items() if s == DiffStatus.ADDED)]
+    picks = [
+        next(n for n, s in status.items() if s == DiffStatus.CHANGED),
+        next(n for n, s in status.items() if s == DiffStatus.ADDED),
+    ]
     if granularity == Granularity.MODULE:
         picks.append(next(n for n, meta in top.items() if NodeMeta.DIFF_ROW_COUNTS in meta))
     for name in picks:

@@ -147,7 +147,11 @@ def test_served_chain_shows_boxes_and_shapes(netron: NetronPage, chain: Path, tm
     nodes = netron.drawn_nodes()
     assert [n["kind"] for n in nodes].count("node") == 3
     assert len(nodes) == 5  # graph input + 3 ops + graph output
-    assert {n["id"] for n in _op_boxes(netron)} == {"node-name-relu_1_1", "node-name-linear_1_2", "node-name-sigmoid_1_3"}
+    assert {n["id"] for n in _op_boxes(netron)} == {
+        "node-name-relu_1_1",
+        "node-name-linear_1_2",
+        "node-name-sigmoid_1_3",
+    }
     assert {n["name"]: n["header"] for n in _op_boxes(netron)} == {
         "relu_1_1": "relu",
         "linear_1_2": "linear",

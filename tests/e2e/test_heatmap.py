@@ -55,7 +55,7 @@ def time_of(companion: Path) -> dict[str, float]:
 
 
 def luminance(colour: str) -> float:
-    r, g, b = (int(colour[i:i + 2], 16) for i in (1, 3, 5))
+    r, g, b = (int(colour[i : i + 2], 16) for i in (1, 3, 5))
     return 0.299 * r + 0.587 * g + 0.114 * b
 
 
@@ -132,8 +132,23 @@ def test_render_svg_is_netrons_export_coloured_and_deterministic(zoo_trace: Any,
     artifact = json.loads(exported.artifact.read_text("utf-8"))  # type: ignore[union-attr]
     pictures = [tmp_path / f"demo{i}.svg" for i in (1, 2)]
     for picture in pictures:  # a fresh process each (this session's Playwright is the driver's)
-        subprocess.run([sys.executable, "-m", "tlnetron.cli", "render", str(exported.artifact), "--attachment",
-                        str(exported.companion), "-o", str(picture), "--colour-by", "time"], check=True, timeout=300)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "tlnetron.cli",
+                "render",
+                str(exported.artifact),
+                "--attachment",
+                str(exported.companion),
+                "-o",
+                str(picture),
+                "--colour-by",
+                "time",
+            ],
+            check=True,
+            timeout=300,
+        )
     text = pictures[0].read_text("utf-8")
     assert text.count('class="node graph-node') == len(artifact["graph"]["node"])
     assert 'rect class="tlnetron-heat"' in text
@@ -158,15 +173,35 @@ def test_render_function_draws_the_first_calls_body(zoo_trace: Any, tmp_path: Pa
     attention = functions[(call.get("domain", ""), "SelfAttention", call.get("overload", ""))]
     assert sum(f[1] == "SelfAttention" for f in functions) > 1  # two overloads: the first one's body is drawn
     picture = tmp_path / "attention.svg"
-    subprocess.run([sys.executable, "-m", "tlnetron.cli", "render", str(exported.artifact), "--attachment",
-                    str(exported.companion), "-o", str(picture), "--function", "SelfAttention", "--colour-by", "time"],
-                   check=True, timeout=300)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tlnetron.cli",
+            "render",
+            str(exported.artifact),
+            "--attachment",
+            str(exported.companion),
+            "-o",
+            str(picture),
+            "--function",
+            "SelfAttention",
+            "--colour-by",
+            "time",
+        ],
+        check=True,
+        timeout=300,
+    )
     text = picture.read_text("utf-8")
     assert text.count('class="node graph-node') == len(attention["node"])
     assert all(f'id="node-name-{n["name"]}"' in text for n in attention["node"])
     with pytest.raises(TlnetronError) as caught:
         render(exported.artifact, tmp_path / "none.svg", function="Attention")  # type: ignore[arg-type]
-    assert caught.value.code == "invalid_option" and "'Attention'" in str(caught.value) and not (tmp_path / "none.svg").exists()
+    assert (
+        caught.value.code == "invalid_option"
+        and "'Attention'" in str(caught.value)
+        and not (tmp_path / "none.svg").exists()
+    )
 
 
 def test_render_refuses_a_bad_format_and_scheme(tmp_path: Path) -> None:
@@ -195,6 +230,7 @@ def test_exported_page_opens_coloured_by_colour_by(netron_browser: Any, zoo_trac
 
 
 # ------------------------------------------------------------------ every scheme, the control itself
+
 
 def schemes() -> dict[str, dict[str, Any]]:
     from tlnetron._generated.vocab import COLOUR_SCHEMES
@@ -248,14 +284,20 @@ def test_the_control_leaves_netrons_toolbar_free(netron: NetronPage, served_demo
     )
     assert len(buttons) >= 3, buttons
     for name, x, y in buttons:
-        on_top = netron._top_js(f"(() => {{ const at = document.elementFromPoint({x}, {y}); return at ? at.id : null; }})()")
+        on_top = netron._top_js(
+            f"(() => {{ const at = document.elementFromPoint({x}, {y}); return at ? at.id : null; }})()"
+        )
         assert on_top == "netron", (name, on_top)  # the app's frame, not the control, takes the click
-    box = netron._top_js("(() => { const r = document.getElementById('tlnetron-heatmap').getBoundingClientRect();"
-                         " return [r.left, r.top, r.right, r.bottom, innerWidth, innerHeight]; })()")
+    box = netron._top_js(
+        "(() => { const r = document.getElementById('tlnetron-heatmap').getBoundingClientRect();"
+        " return [r.left, r.top, r.right, r.bottom, innerWidth, innerHeight]; })()"
+    )
     assert box[0] >= 0 and box[1] >= 0 and box[2] <= box[4] and box[3] <= box[5], box
 
 
-def test_an_unknown_colour_in_the_url_is_named_and_nothing_is_painted(netron: NetronPage, served_demo: tuple[str, Path]) -> None:
+def test_an_unknown_colour_in_the_url_is_named_and_nothing_is_painted(
+    netron: NetronPage, served_demo: tuple[str, Path]
+) -> None:
     """?colour=heat: the page says so in the control, with the schemes there are (as --colour-by
     refuses it), draws Netron's own colours, and a pick there clears the notice and paints."""
     url, companion = served_demo
@@ -266,7 +308,9 @@ def test_an_unknown_colour_in_the_url_is_named_and_nothing_is_painted(netron: Ne
         assert time.monotonic() < deadline, "the control never came"
         time.sleep(0.05)
     time.sleep(1.0)  # the notice sits a moment, as a person reads it
-    notice = netron._top_js("(() => { const n = document.getElementById('tlnetron-colour-notice'); return n ? n.textContent : null; })()")
+    notice = netron._top_js(
+        "(() => { const n = document.getElementById('tlnetron-colour-notice'); return n ? n.textContent : null; })()"
+    )
     assert notice is not None and '"heat"' in notice and all(s in notice for s in ("none", *schemes())), notice
     assert all(n["colour"] is None for n in netron._js(_PAINTED))
     pick(netron, "time")
@@ -283,7 +327,10 @@ def test_params_and_nonfinite_colour_what_the_files_say_and_survive_zoom(
     netron.open_url(url + "?colour=params", frame="#netron")
     netron.wait_title(" + companion")
     params = {
-        name: float(a["i"]) for name, n in by_name.items() for a in n.get("attribute", []) if a["name"] == "num_params" and int(a["i"]) > 0
+        name: float(a["i"])
+        for name, n in by_name.items()
+        for a in n.get("attribute", [])
+        if a["name"] == "num_params" and int(a["i"]) > 0
     }
     check_sequential(painted(netron, 1), params)
 
@@ -340,7 +387,9 @@ def test_diff_status_colours_each_node_by_its_status(netron: NetronPage, tmp_pat
     subject.load_state_dict(copy.deepcopy(base.state_dict()))
     with torch.no_grad():
         subject.b.weight.add_(0.25)
-    result = export_quietly(torchlens.trace(subject, x), tmp_path / "diff.onnx.json", granularity="op", baseline=torchlens.trace(base, x))
+    result = export_quietly(
+        torchlens.trace(subject, x), tmp_path / "diff.onnx.json", granularity="op", baseline=torchlens.trace(base, x)
+    )
     assert result.artifact is not None and result.companion is not None
     served = serve_files(result.artifact, result.companion, browse=False)
     try:

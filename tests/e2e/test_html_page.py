@@ -56,7 +56,13 @@ def demo_files(zoo_trace: Any, tmp_path: Path) -> tuple[Path, Path]:
 
 
 def write_html(artifact: Path, companion: Path | None, out: Path, capsys: pytest.CaptureFixture[str]) -> Path:
-    args = ["html", str(artifact), *(["--attachment", str(companion)] if companion else ["--no-attachment"]), "-o", str(out)]
+    args = [
+        "html",
+        str(artifact),
+        *(["--attachment", str(companion)] if companion else ["--no-attachment"]),
+        "-o",
+        str(out),
+    ]
     assert main(args) == 0
     assert f"wrote      {out}" in capsys.readouterr().out
     return out
@@ -131,8 +137,12 @@ def test_page_without_companion(
     ids=["elemType-string", "invalid-base64"],
 )
 def test_broken_artifact_gets_the_served_apps_dialog(
-    visitor: Any, demo_files: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str],
-    corrupt: Any, dialog: str,
+    visitor: Any,
+    demo_files: tuple[Path, Path],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    corrupt: Any,
+    dialog: str,
 ) -> None:
     artifact, companion = demo_files
     model = json.loads(artifact.read_text("utf-8"))
@@ -171,7 +181,9 @@ def test_page_past_the_age_gate_says_how_to_regenerate(
     assert netron.blocked_requests() == []
 
 
-def test_note_sits_under_the_sidebar(visitor: Any, demo_files: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_note_sits_under_the_sidebar(
+    visitor: Any, demo_files: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """The note is in plain sight over the empty canvas corner, and an open sidebar covers it:
     the last rows of Node Properties stay readable (in a notebook-sized window too). The note
     takes no clicks, so the probe lets it take them while it asks what is on top."""

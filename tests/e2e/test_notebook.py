@@ -35,7 +35,9 @@ def run_cells(sources: list[str], folder: Path, monkeypatch: pytest.MonkeyPatch)
         (folder / name.lower()).mkdir(parents=True)
         monkeypatch.setenv(name, str(folder / name.lower()))
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in sources])
-    NotebookClient(notebook, timeout=180, kernel_name="python3", resources={"metadata": {"path": str(folder)}}).execute()
+    NotebookClient(
+        notebook, timeout=180, kernel_name="python3", resources={"metadata": {"path": str(folder)}}
+    ).execute()
     return [cell["outputs"] for cell in notebook.cells]
 
 
@@ -79,8 +81,7 @@ def test_show_in_a_real_kernel(
             "    warnings.simplefilter('ignore')\n"
             "    exported = tlnetron.export(trace_demo(), 'in-kernel.onnx.json')\n"
             "tlnetron.show(exported, height=500)",
-            "warnings.simplefilter('ignore')\n"
-            "tlnetron.export(trace_demo(), 'last-line.onnx.json')",
+            "warnings.simplefilter('ignore')\ntlnetron.export(trace_demo(), 'last-line.onnx.json')",
         ],
         tmp_path / "kernel",
         monkeypatch,

@@ -29,7 +29,14 @@ import pytest
 
 import tlnetron
 from netron_driver import NetronPage
-from test_artifacts import check_drawn_body, check_pair_in_page, companion_rows, export_quietly, op_boxes, rows_once_attached
+from test_artifacts import (
+    check_drawn_body,
+    check_pair_in_page,
+    companion_rows,
+    export_quietly,
+    op_boxes,
+    rows_once_attached,
+)
 from tlnetron._generated.vocab import Granularity, MetaKey
 from tlnetron.pages.serve import serve_files
 

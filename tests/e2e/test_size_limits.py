@@ -57,10 +57,16 @@ def padded(path: Path, size: int) -> Path:
 def test_chromium_holds_a_string_of_page_max_bytes_and_no_more(netron: NetronPage) -> None:
     netron.page.goto("about:blank")
     at = netron.page.evaluate(_DECODE, PAGE_MAX_BYTES)
-    assert at == {"repeat": PAGE_MAX_BYTES, "text_decoder": PAGE_MAX_BYTES, "response_text": PAGE_MAX_BYTES,
-                  "response_json": 2}, at
+    assert at == {
+        "repeat": PAGE_MAX_BYTES,
+        "text_decoder": PAGE_MAX_BYTES,
+        "response_text": PAGE_MAX_BYTES,
+        "response_json": 2,
+    }, at
     past = netron.page.evaluate(_DECODE, PAGE_MAX_BYTES + 1)
-    assert past["repeat"] == "RangeError" and all(past[k] in (0, "RangeError") for k in ("text_decoder", "response_text")), past
+    assert past["repeat"] == "RangeError" and all(
+        past[k] in (0, "RangeError") for k in ("text_decoder", "response_text")
+    ), past
     assert past["response_json"] == "SyntaxError", past  # JSON.parse of the "" it decoded to
 
 

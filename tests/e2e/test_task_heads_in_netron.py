@@ -46,7 +46,11 @@ def test_default_root_is_a_diagram_in_netron(netron: NetronPage, zoo_trace: Any,
     model = json.loads(result.artifact_json)
     netron.open_dropped(result.artifact, result.companion)
     check_drawn_body(netron, model["graph"], f"{name} default root")
-    boxes = [n for n in netron.drawn_nodes() if n["kind"] == "node" and (n["function"] or n["header"] not in TRIVIAL_OP_TYPES)]
+    boxes = [
+        n
+        for n in netron.drawn_nodes()
+        if n["kind"] == "node" and (n["function"] or n["header"] not in TRIVIAL_OP_TYPES)
+    ]
     assert len(boxes) >= 5, [n["name"] for n in boxes]
 
     props = netron.open_model_properties()
@@ -85,7 +89,11 @@ def test_a_diff_is_said_in_netron(netron: NetronPage, tmp_path: Path) -> None:
     netron.open_dropped(result.artifact, result.companion)
     text = description(netron.open_model_properties(), "Model Properties")
     assert "Compared with the baseline capture" in text and "diff row" in text and "need not add up" in text
-    diffed = next(n for n in model["graph"]["node"] if any(p["key"] == "torchlens.diff.status" for p in n.get("metadataProps", [])))
+    diffed = next(
+        n
+        for n in model["graph"]["node"]
+        if any(p["key"] == "torchlens.diff.status" for p in n.get("metadataProps", []))
+    )
     status = next(p["value"] for p in diffed["metadataProps"] if p["key"] == "torchlens.diff.status")
     node_text = description(netron.open_node_properties(diffed["name"]), "Node Properties")
     assert f"Diff against the baseline: {status}" in node_text, node_text
@@ -97,8 +105,11 @@ def test_a_question_mark_edge_says_why_in_netron(netron: NetronPage, zoo_trace: 
     result = export_quietly(zoo_trace("gpt2"), tmp_path / "gpt2.onnx.json", granularity=Granularity.OP)
     assert result.artifact is not None and result.companion is not None
     model = json.loads(result.artifact_json)
-    empty = [v["name"] for v in model["graph"]["valueInfo"]
-             if any(d.get("dimValue") == "0" for d in v["type"]["tensorType"]["shape"].get("dim", []))]
+    empty = [
+        v["name"]
+        for v in model["graph"]["valueInfo"]
+        if any(d.get("dimValue") == "0" for d in v["type"]["tensorType"]["shape"].get("dim", []))
+    ]
     assert empty
     netron.open_dropped(result.artifact, result.companion)
     assert "?" in netron.edge_labels()

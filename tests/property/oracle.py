@@ -81,6 +81,7 @@ def companion_name(artifact_name: str) -> str:
     """``<stem>.attachment.json``: where the companion of ``artifact_name`` is written."""
     return f"{Path(artifact_name).stem}.attachment.json"
 
+
 SCHEMAS: dict[str, dict[str, Any]] = {
     p.name.removesuffix(".schema.json"): json.loads(p.read_text(encoding="utf-8"))
     for p in sorted(SCHEMA_DIR.glob("*.schema.json"))
@@ -115,6 +116,7 @@ _JSON_KEYS = frozenset(
 )
 # File names Netron hands to another format's reader first (reader contract, section 1).
 _SHADOWED = {"model.json", "manifest.json", "metadata.json", "serialized_exported_program.json"}
+
 
 def ir_literal(ir: TraceIR) -> str:
     """A Python literal of ``ir`` (``from tlnetron.ir.trace import *``; write NaN / infinity as ``math.nan`` / ``math.inf``)."""
@@ -260,7 +262,9 @@ def check_success(ir: TraceIR | None, outcome: Outcome) -> None:
         assert f.domain, f"function {f.name!r}: Netron never matches a function in the default domain"
         fkey = (f.domain, f.name, f.overload)
         functions_by_key[fkey] = functions_by_key.get(fkey, 0) + 1
-    assert all(n == 1 for n in functions_by_key.values()), f"functions share (domain, name, overload): {functions_by_key}"
+    assert all(n == 1 for n in functions_by_key.values()), (
+        f"functions share (domain, name, overload): {functions_by_key}"
+    )
     shown_nodes: set[str] = set()
     for where, body in bodies(model):
         for node in body.node:
@@ -295,7 +299,9 @@ def check_success(ir: TraceIR | None, outcome: Outcome) -> None:
     errors = list(VALIDATORS["companion"].iter_errors(companion))
     assert not errors, f"companion: {errors[0].message} at {list(errors[0].path)}"
     assert companion["signature"] == "netron:attachment"  # Netron's own word (reader contract), checked independently
-    assert {"kind": "model", "target": "", "name": CompanionRow.COMPANION_OF, "value": artifact_name} in companion["metadata"]
+    assert {"kind": "model", "target": "", "name": CompanionRow.COMPANION_OF, "value": artifact_name} in companion[
+        "metadata"
+    ]
     functions = {f.name for f in model.functions}
     shown_values = shown_in_model(parsed).values
     for section in ("metadata", "metrics"):
@@ -339,8 +345,14 @@ def _check_export_id(decoded: dict[str, Any], result: ExportResult, artifact: by
     zeroed = [artifact.replace(export_id.encode(), b"0" * 32)]
     assert artifact.count(export_id.encode()) == 1
     if companion is not None:
-        rows = [r for r in strict_json(companion.decode("utf-8"))["metadata"] if r["name"] == CompanionRow.TORCHLENS_EXPORT_ID]
-        assert rows == [{"kind": "model", "target": "", "name": CompanionRow.TORCHLENS_EXPORT_ID, "value": export_id}], rows
+        rows = [
+            r
+            for r in strict_json(companion.decode("utf-8"))["metadata"]
+            if r["name"] == CompanionRow.TORCHLENS_EXPORT_ID
+        ]
+        assert rows == [
+            {"kind": "model", "target": "", "name": CompanionRow.TORCHLENS_EXPORT_ID, "value": export_id}
+        ], rows
         assert companion.count(export_id.encode()) == 1
         zeroed.append(companion.replace(export_id.encode(), b"0" * 32))
     assert hashlib.sha256(b"".join(zeroed)).hexdigest()[:32] == export_id, "the id is not the files' digest"
@@ -390,7 +402,11 @@ def _check_node(where: str, node: onnx.NodeProto) -> None:
     meta = {p.key: p.value for p in node.metadata_props}
     if "input_names" in meta:  # Netron names the ports by position: one name per input
         names = ast.literal_eval(meta["input_names"])
-        assert isinstance(names, list) and len(names) == len(node.input), f"{where} node {node.name!r}: input_names {names} for inputs {list(node.input)}"
-    role = "module_call" if node.domain == DOMAIN_MODULE else "op"  # the schema's roles, spelled independently of tlnetron
+        assert isinstance(names, list) and len(names) == len(node.input), (
+            f"{where} node {node.name!r}: input_names {names} for inputs {list(node.input)}"
+        )
+    role = (
+        "module_call" if node.domain == DOMAIN_MODULE else "op"
+    )  # the schema's roles, spelled independently of tlnetron
     errors = list(VALIDATORS["node-properties"].iter_errors({"role": role, "attributes": attrs, "metadata": meta}))
     assert not errors, f"{where} node {node.name!r}: {errors[0].message} at {list(errors[0].path)}"

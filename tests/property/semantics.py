@@ -69,7 +69,6 @@ _ONNX_ELEM = {
 }
 
 
-
 def bodies(model: onnx.ModelProto) -> Iterator[tuple[str, Any]]:
     yield "graph", model.graph
     for f in model.functions:
@@ -127,7 +126,9 @@ def _honest_loose(name: str, got: Declared, seen: list[tuple[tuple[Dim, ...] | N
     for i, d in enumerate(dims):
         if d is None:
             continue
-        assert all(s is not None and s[i] == d for s in shapes), f"graph value {name!r}: dim {i} = {d} but the trace saw {shapes}"
+        assert all(s is not None and s[i] == d for s in shapes), (
+            f"graph value {name!r}: dim {i} = {d} but the trace saw {shapes}"
+        )
 
 
 def check_types(ir: TraceIR, model: onnx.ModelProto, opts: dict[str, Any]) -> None:
@@ -172,14 +173,22 @@ def check_types(ir: TraceIR, model: onnx.ModelProto, opts: dict[str, Any]) -> No
             used.update(node.input)
             used.update(node.output)
             out = node.output[0] if len(node.output) == 1 else None
-            if out is not None and out in graph_io and out not in expect and node.name in expect and node.domain == DOMAIN_LOSSY:
+            if (
+                out is not None
+                and out in graph_io
+                and out not in expect
+                and node.name in expect
+                and node.domain == DOMAIN_LOSSY
+            ):
                 # a model output drawn under its returned field's name: its op's tensor, typed as such
                 graph_io[node.name] = graph_io.pop(out)
                 out = node.name
             if node.domain == DOMAIN_LOSSY and out == node.name and out in expect:
                 # the producer of an untyped edge says why, in the sidebar
                 says = NodeAttr.UNTYPED_OUTPUT in {a.name for a in node.attribute}
-                assert says == (expect[out] is None), f"{where} node {node.name!r}: untyped_output {'missing' if not says else 'on a typed value'}"
+                assert says == (expect[out] is None), (
+                    f"{where} node {node.name!r}: untyped_output {'missing' if not says else 'on a typed value'}"
+                )
         if not isinstance(body, onnx.GraphProto):
             used.update(body.input)
             used.update(body.output)
@@ -324,7 +333,13 @@ def check_facts(ir: TraceIR, model: onnx.ModelProto, companion: dict[str, Any], 
                     },
                 )
             else:
-                expect_rows(node.name, {CompanionRow.ESTIMATED_FLOPS: known(passes[0].flops), CompanionRow.CAPTURED_BYTES: known(passes[0].nbytes)})
+                expect_rows(
+                    node.name,
+                    {
+                        CompanionRow.ESTIMATED_FLOPS: known(passes[0].flops),
+                        CompanionRow.CAPTURED_BYTES: known(passes[0].nbytes),
+                    },
+                )
 
 
 _NONFINITE_TEXT = re.compile(r"^-?(nan|inf)\b")

@@ -108,7 +108,21 @@ ODD_TEXT = (
 )
 NEWLINES = ("\nline", "\r\nline", "\rcr")
 
-_OP_TYPES = ("linear", "conv2d", "relu", "add", "mul", "matmul", "gelu", "layernorm", "view", "getitem", "cat", "to", "softmax")
+_OP_TYPES = (
+    "linear",
+    "conv2d",
+    "relu",
+    "add",
+    "mul",
+    "matmul",
+    "gelu",
+    "layernorm",
+    "view",
+    "getitem",
+    "cat",
+    "to",
+    "softmax",
+)
 _MULTI_TYPES = ("split", "chunk", "unbind", "topk")
 _MODULE_NAMES = ("fc", "conv", "bn", "attn", "mlp", "block", "layers.0", "layers.1", "norm", "head", "act")
 _CLASS_OF = {
@@ -323,7 +337,9 @@ def _buffer_label(ctx: _Ctx) -> str:
     return f"buffer_{ctx.buffer_serial}"
 
 
-def _child_address(draw: st.DrawFn, ctx: _Ctx, address: str | None, stack: tuple[str, ...], plan: list[tuple[Any, ...]]) -> str | None:
+def _child_address(
+    draw: st.DrawFn, ctx: _Ctx, address: str | None, stack: tuple[str, ...], plan: list[tuple[Any, ...]]
+) -> str | None:
     """A child module address: a new one, one this body already called, or a shared one."""
     earlier = [item[1] for item in plan if item[0] == "call"]
     choice = draw(st.integers(0, 9))
@@ -346,7 +362,9 @@ def _child_address(draw: st.DrawFn, ctx: _Ctx, address: str | None, stack: tuple
     return child
 
 
-def _draw_plan(draw: st.DrawFn, ctx: _Ctx, address: str | None, stack: tuple[str, ...], depth: int) -> list[tuple[Any, ...]]:
+def _draw_plan(
+    draw: st.DrawFn, ctx: _Ctx, address: str | None, stack: tuple[str, ...], depth: int
+) -> list[tuple[Any, ...]]:
     plan: list[tuple[Any, ...]] = []
     n = draw(st.integers(1, 6) if address is None else st.integers(0, 4))
     for _ in range(n):
@@ -362,7 +380,9 @@ def _draw_plan(draw: st.DrawFn, ctx: _Ctx, address: str | None, stack: tuple[str
     return plan
 
 
-def _walk(draw: st.DrawFn, ctx: _Ctx, address: str | None, labels: tuple[str, ...], stack: tuple[str, ...], depth: int) -> None:
+def _walk(
+    draw: st.DrawFn, ctx: _Ctx, address: str | None, labels: tuple[str, ...], stack: tuple[str, ...], depth: int
+) -> None:
     plan = ctx.plans.get(address) if address is not None else None
     if plan is None or not draw(st.booleans()):
         plan = _draw_plan(draw, ctx, address, stack, depth)
@@ -566,7 +586,9 @@ def trace_irs(
                 parents=parents,
                 ports=ports,
                 function=(
-                    _odd(draw, f"torch.{e.op_type}", newline=True, one_in=10) if compute and draw(st.integers(0, 5)) else None
+                    _odd(draw, f"torch.{e.op_type}", newline=True, one_in=10)
+                    if compute and draw(st.integers(0, 5))
+                    else None
                 ),
                 module_calls=e.stack,
                 module_path=(e.address if compute and e.stack else None),
@@ -578,7 +600,11 @@ def trace_irs(
                 multi_output_index=e.index if e.kind == "multi" else None,
                 buffer_address=e.buffer_address if role == ROLE_BUFFER else None,
                 buffer_access=access,
-                location=(draw(st.sampled_from(("model.py:12 in forward", "m é.py:1 in <lambda>"))) if compute and _rare(draw, 4) else None),
+                location=(
+                    draw(st.sampled_from(("model.py:12 in forward", "m é.py:1 in <lambda>")))
+                    if compute and _rare(draw, 4)
+                    else None
+                ),
             )
         )
         available.append(name)

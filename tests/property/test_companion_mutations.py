@@ -41,10 +41,60 @@ CODE = ValidationCode.NETRON_ATTACHMENT_INVALID
 FIXED = TraceIR(
     ops=(
         OpIR("input_1", "input_1", 1, 1, "input", "input", (2, 4), "float32", nbytes=32),
-        OpIR("linear_1_1", "linear_1_1", 1, 1, "linear", "op", (2, 4), "float32", parents=("input_1",), ports=("arg0",), module_calls=("block:1", "block.fc:1"), module_path="block.fc", duration_s=2e-5, flops=64, nbytes=32, num_params=20, params=(("weight", (4, 4)), ("bias", (4,)))),
-        OpIR("relu_1_2", "relu_1_2", 1, 1, "relu", "op", (2, 4), "float32", parents=("linear_1_1",), ports=("arg0",), module_calls=("block:1",), module_path="block", duration_s=1e-6, flops=8, nbytes=32),
-        OpIR("add_1_3", "add_1_3", 1, 1, "add", "op", (2, 4), "float32", parents=("relu_1_2", "input_1"), ports=("arg0", "arg1"), duration_s=1e-6, flops=8, nbytes=32),
-        OpIR("output_1", "output_1", 1, 1, "output", "output", (2, 4), "float32", parents=("add_1_3",), ports=("arg0",)),
+        OpIR(
+            "linear_1_1",
+            "linear_1_1",
+            1,
+            1,
+            "linear",
+            "op",
+            (2, 4),
+            "float32",
+            parents=("input_1",),
+            ports=("arg0",),
+            module_calls=("block:1", "block.fc:1"),
+            module_path="block.fc",
+            duration_s=2e-5,
+            flops=64,
+            nbytes=32,
+            num_params=20,
+            params=(("weight", (4, 4)), ("bias", (4,))),
+        ),
+        OpIR(
+            "relu_1_2",
+            "relu_1_2",
+            1,
+            1,
+            "relu",
+            "op",
+            (2, 4),
+            "float32",
+            parents=("linear_1_1",),
+            ports=("arg0",),
+            module_calls=("block:1",),
+            module_path="block",
+            duration_s=1e-6,
+            flops=8,
+            nbytes=32,
+        ),
+        OpIR(
+            "add_1_3",
+            "add_1_3",
+            1,
+            1,
+            "add",
+            "op",
+            (2, 4),
+            "float32",
+            parents=("relu_1_2", "input_1"),
+            ports=("arg0", "arg1"),
+            duration_s=1e-6,
+            flops=8,
+            nbytes=32,
+        ),
+        OpIR(
+            "output_1", "output_1", 1, 1, "output", "output", (2, 4), "float32", parents=("add_1_3",), ports=("arg0",)
+        ),
     ),
     calls=(
         ModuleCallIR("block:1", "block", 1, "Block", None, 20),
@@ -162,7 +212,9 @@ def test_every_dropped_row_is_reported(
 ) -> None:
     note(f"ir: {ir_literal(ir)}")
     with tempfile.TemporaryDirectory() as d:
-        ir, outcome = export_sidestepping(ir, Path(d), {"granularity": granularity, "show_buffers": BufferPolicy.ALWAYS})
+        ir, outcome = export_sidestepping(
+            ir, Path(d), {"granularity": granularity, "show_buffers": BufferPolicy.ALWAYS}
+        )
     assume(outcome.error is None and outcome.result is not None and outcome.result.companion_json)
     assert outcome.result is not None and outcome.result.companion_json is not None
     model = json_format.Parse(outcome.result.artifact_json, onnx.ModelProto())
@@ -188,8 +240,14 @@ def test_every_dropped_row_is_reported(
 def fixed_export(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, Any], onnx.ModelProto]:
     # depth=1 keeps block:1 a box (left to itself, the view opens a call holding most of so
     # small a model): its metadata rows are the node rows the mutations break.
-    outcome = run_export(FIXED, tmp_path_factory.mktemp("fixed"), {"granularity": Granularity.MODULE, "show_buffers": BufferPolicy.MEANINGFUL, "depth": 1})
-    assert outcome.error is None and outcome.result is not None and outcome.result.companion_json is not None, outcome.error
+    outcome = run_export(
+        FIXED,
+        tmp_path_factory.mktemp("fixed"),
+        {"granularity": Granularity.MODULE, "show_buffers": BufferPolicy.MEANINGFUL, "depth": 1},
+    )
+    assert outcome.error is None and outcome.result is not None and outcome.result.companion_json is not None, (
+        outcome.error
+    )
     model = json_format.Parse(outcome.result.artifact_json, onnx.ModelProto())
     return outcome.result.artifact_json, strict_json(outcome.result.companion_json), model
 

@@ -64,14 +64,65 @@ def _op(name: str, op_type: str, parents: tuple[str, ...] = (), **kw: object) ->
 SQUARE_AND_COUNTER = TraceIR(
     ops=(
         _op("input_1", "input", role="input"),
-        _op("mul_1_1", "mul", ("input_1", "input_1"), module_calls=("bn:1",), module_path="bn", duration_s=2e-6, flops=6, nbytes=24),
-        _op("buffer_1", "buffer", role="buffer", shape=(), dtype="int64", module_calls=("bn:1",), buffer_address="bn.num_batches_tracked", buffer_access="read"),
+        _op(
+            "mul_1_1",
+            "mul",
+            ("input_1", "input_1"),
+            module_calls=("bn:1",),
+            module_path="bn",
+            duration_s=2e-6,
+            flops=6,
+            nbytes=24,
+        ),
+        _op(
+            "buffer_1",
+            "buffer",
+            role="buffer",
+            shape=(),
+            dtype="int64",
+            module_calls=("bn:1",),
+            buffer_address="bn.num_batches_tracked",
+            buffer_access="read",
+        ),
         _op("add_1_2", "add_", ("buffer_1",), shape=(), dtype="int64", module_calls=("bn:1",), module_path="bn"),
-        _op("buffer_2", "buffer", ("add_1_2",), role="buffer", shape=(), dtype="int64", module_calls=("bn:1",), buffer_address="bn.num_batches_tracked", buffer_access="write (inplace)"),
+        _op(
+            "buffer_2",
+            "buffer",
+            ("add_1_2",),
+            role="buffer",
+            shape=(),
+            dtype="int64",
+            module_calls=("bn:1",),
+            buffer_address="bn.num_batches_tracked",
+            buffer_access="write (inplace)",
+        ),
         _op("split_1_3", "split", ("mul_1_1",), shape=(2, 0), multi_output_index=0),
         _op("split_2_4", "split", ("mul_1_1",), shape=(2, 3), multi_output_index=1),
-        _op("linear_1_5:1", "linear", ("split_2_4",), layer="linear_1_5", num_passes=2, module_calls=("fc:1",), module_path="fc", duration_s=1e-5, flops=48, nbytes=24),
-        _op("linear_1_5:2", "linear", ("linear_1_5:1",), layer="linear_1_5", pass_index=2, num_passes=2, shape=(2, 4), module_calls=("fc:2",), module_path="fc", duration_s=3e-5, flops=64),
+        _op(
+            "linear_1_5:1",
+            "linear",
+            ("split_2_4",),
+            layer="linear_1_5",
+            num_passes=2,
+            module_calls=("fc:1",),
+            module_path="fc",
+            duration_s=1e-5,
+            flops=48,
+            nbytes=24,
+        ),
+        _op(
+            "linear_1_5:2",
+            "linear",
+            ("linear_1_5:1",),
+            layer="linear_1_5",
+            pass_index=2,
+            num_passes=2,
+            shape=(2, 4),
+            module_calls=("fc:2",),
+            module_path="fc",
+            duration_s=3e-5,
+            flops=64,
+        ),
         _op("output_1", "output", ("linear_1_5:2",), role="output", shape=(2, 4)),
         _op("output_2", "output", ("input_1",), role="output"),
         _op("output_3", "output", ("linear_1_5:2",), role="output", shape=(2, 4)),
@@ -89,9 +140,39 @@ SQUARE_AND_COUNTER = TraceIR(
 ODD_NAMES = TraceIR(
     ops=(
         _op("input 'é'", "input", role="input", shape=(), dtype="complex32", nbytes=0),
-        _op("中文_1_1", "<b>&amp;", ("input 'é'",), shape=(2, 0, 1, 1, 1, 2**40), dtype="quint8", module_calls=('a "b":1',), module_path='a "b"', duration_s=-1e-6, flops=10**18, nbytes=2**63 - 1),
-        _op("😀_1_2", "relu", ("中文_1_1", "中文_1_1"), shape=None, dtype=None, module_calls=('a "b":1', 'a "b".c\nd:1'), module_path='a "b".c\nd', duration_s=0.0, flops=0),
-        _op("x_1_3", "to", ("😀_1_2",), shape=(1, 2, 3, 4, 5), dtype="bfloat16", module_calls=('a "b":1', 'a "b".c\nd:1'), module_path='a "b".c\nd', ports=("it's",)),
+        _op(
+            "中文_1_1",
+            "<b>&amp;",
+            ("input 'é'",),
+            shape=(2, 0, 1, 1, 1, 2**40),
+            dtype="quint8",
+            module_calls=('a "b":1',),
+            module_path='a "b"',
+            duration_s=-1e-6,
+            flops=10**18,
+            nbytes=2**63 - 1,
+        ),
+        _op(
+            "😀_1_2",
+            "relu",
+            ("中文_1_1", "中文_1_1"),
+            shape=None,
+            dtype=None,
+            module_calls=('a "b":1', 'a "b".c\nd:1'),
+            module_path='a "b".c\nd',
+            duration_s=0.0,
+            flops=0,
+        ),
+        _op(
+            "x_1_3",
+            "to",
+            ("😀_1_2",),
+            shape=(1, 2, 3, 4, 5),
+            dtype="bfloat16",
+            module_calls=('a "b":1', 'a "b".c\nd:1'),
+            module_path='a "b".c\nd',
+            ports=("it's",),
+        ),
         _op("output_1", "output", ("x_1_3",), role="output", shape=(1, 2, 3, 4, 5), dtype="bfloat16"),
     ),
     calls=(
@@ -99,7 +180,12 @@ ODD_NAMES = TraceIR(
         ModuleCallIR('a "b".c\nd:1', 'a "b".c\nd', 1, "中文 Class", 'a "b":1', 10**12),
     ),
     model_class="Model\n<i>x</i>",
-    honesty=Honesty(capture_status=CaptureStatus.HALTED, reason="stopped\nhere", verified=False, interventions=(("set", "é", "sel\n", 3),)),
+    honesty=Honesty(
+        capture_status=CaptureStatus.HALTED,
+        reason="stopped\nhere",
+        verified=False,
+        interventions=(("set", "é", "sel\n", 3),),
+    ),
 )
 
 # A NaN duration a wrong reader let through: the export must stay finite or refuse
@@ -120,7 +206,9 @@ NAN_DURATION = TraceIR(
 UNTYPED_INPUT = TraceIR(
     ops=(
         OpIR("input_1", "input_1", 1, 1, "input", "input", (2,), "complex32"),
-        OpIR("output_1", "output_1", 1, 1, "output", "output", (2,), "complex32", parents=("input_1",), ports=("arg0",)),
+        OpIR(
+            "output_1", "output_1", 1, 1, "output", "output", (2,), "complex32", parents=("input_1",), ports=("arg0",)
+        ),
     ),
     honesty=Honesty(capture_status=CaptureStatus.COMPLETE),
 )
@@ -129,9 +217,22 @@ UNTYPED_INPUT = TraceIR(
 UNKNOWN_IO = TraceIR(
     ops=(
         OpIR("input_1", "input_1", 1, 1, "input", "input", None, None),
-        OpIR("relu_1_1", "relu_1_1", 1, 1, "relu", "op", ("batch", 3), "float32", parents=("input_1",), ports=("arg0",)),
+        OpIR(
+            "relu_1_1", "relu_1_1", 1, 1, "relu", "op", ("batch", 3), "float32", parents=("input_1",), ports=("arg0",)
+        ),
         OpIR("view_1_2", "view_1_2", 1, 1, "view", "op", None, "quint8", parents=("relu_1_1",), ports=("arg0",)),
-        OpIR("output_1", "output_1", 1, 1, "output", "output", ("batch", 3), "float32", parents=("relu_1_1",), ports=("arg0",)),
+        OpIR(
+            "output_1",
+            "output_1",
+            1,
+            1,
+            "output",
+            "output",
+            ("batch", 3),
+            "float32",
+            parents=("relu_1_1",),
+            ports=("arg0",),
+        ),
         OpIR("output_2", "output_2", 1, 1, "output", "output", None, "quint8", parents=("view_1_2",), ports=("arg0",)),
     ),
     honesty=Honesty(capture_status=CaptureStatus.COMPLETE),
@@ -141,9 +242,33 @@ UNKNOWN_IO = TraceIR(
 DRIFTING_OUTPUT = TraceIR(
     ops=(
         OpIR("input_1", "input_1", 1, 1, "input", "input", (1, 4), "float32"),
-        OpIR("cat_1_1:1", "cat_1_1", 1, 2, "cat", "op", (2, 4), "float32", parents=("input_1", "input_1"), ports=("arg0[0]", "arg0[1]")),
-        OpIR("cat_1_1:2", "cat_1_1", 2, 2, "cat", "op", (3, 4), "float32", parents=("cat_1_1:1", "input_1"), ports=("arg0[0]", "arg0[1]")),
-        OpIR("output_1", "output_1", 1, 1, "output", "output", (3, 4), "float32", parents=("cat_1_1:2",), ports=("arg0",)),
+        OpIR(
+            "cat_1_1:1",
+            "cat_1_1",
+            1,
+            2,
+            "cat",
+            "op",
+            (2, 4),
+            "float32",
+            parents=("input_1", "input_1"),
+            ports=("arg0[0]", "arg0[1]"),
+        ),
+        OpIR(
+            "cat_1_1:2",
+            "cat_1_1",
+            2,
+            2,
+            "cat",
+            "op",
+            (3, 4),
+            "float32",
+            parents=("cat_1_1:1", "input_1"),
+            ports=("arg0[0]", "arg0[1]"),
+        ),
+        OpIR(
+            "output_1", "output_1", 1, 1, "output", "output", (3, 4), "float32", parents=("cat_1_1:2",), ports=("arg0",)
+        ),
     ),
     honesty=Honesty(capture_status=CaptureStatus.COMPLETE),
 )
@@ -152,9 +277,48 @@ DRIFTING_OUTPUT = TraceIR(
 COUNTER_ONLY_CALL = TraceIR(
     ops=(
         OpIR("input_1", "input_1", 1, 1, "input", "input", (2,), "float32"),
-        OpIR("buffer_1", "buffer_1", 1, 1, "buffer", "buffer", (), "int64", module_calls=("counter:1",), buffer_address="counter.num_batches_tracked", buffer_access="read"),
-        OpIR("add_1_1", "add_1_1", 1, 1, "add_", "op", (), "int64", parents=("buffer_1",), ports=("arg0",), module_calls=("counter:1",), module_path="counter"),
-        OpIR("buffer_2", "buffer_2", 1, 1, "buffer", "buffer", (), "int64", parents=("add_1_1",), ports=("arg0",), module_calls=("counter:1",), buffer_address="counter.num_batches_tracked", buffer_access="write (inplace)"),
+        OpIR(
+            "buffer_1",
+            "buffer_1",
+            1,
+            1,
+            "buffer",
+            "buffer",
+            (),
+            "int64",
+            module_calls=("counter:1",),
+            buffer_address="counter.num_batches_tracked",
+            buffer_access="read",
+        ),
+        OpIR(
+            "add_1_1",
+            "add_1_1",
+            1,
+            1,
+            "add_",
+            "op",
+            (),
+            "int64",
+            parents=("buffer_1",),
+            ports=("arg0",),
+            module_calls=("counter:1",),
+            module_path="counter",
+        ),
+        OpIR(
+            "buffer_2",
+            "buffer_2",
+            1,
+            1,
+            "buffer",
+            "buffer",
+            (),
+            "int64",
+            parents=("add_1_1",),
+            ports=("arg0",),
+            module_calls=("counter:1",),
+            buffer_address="counter.num_batches_tracked",
+            buffer_access="write (inplace)",
+        ),
         OpIR("output_1", "output_1", 1, 1, "output", "output", (2,), "float32", parents=("input_1",), ports=("arg0",)),
     ),
     calls=(ModuleCallIR("counter:1", "counter", 1, "StepCounter", None),),
@@ -165,11 +329,38 @@ COUNTER_ONLY_CALL = TraceIR(
 DEAD_CODE_CALL = TraceIR(
     ops=(
         OpIR("input_1", "input_1", 1, 1, "input", "input", (2,), "float32"),
-        OpIR("ones_1_1", "ones_1_1", 1, 1, "ones", "op", (3,), "float32", module_calls=("outer:1", "outer.aux:1"), module_path="outer.aux"),
-        OpIR("mul_1_2", "mul_1_2", 1, 1, "mul", "op", (3,), "float32", parents=("ones_1_1",), ports=("arg0",), module_calls=("outer:1", "outer.aux:1"), module_path="outer.aux"),
+        OpIR(
+            "ones_1_1",
+            "ones_1_1",
+            1,
+            1,
+            "ones",
+            "op",
+            (3,),
+            "float32",
+            module_calls=("outer:1", "outer.aux:1"),
+            module_path="outer.aux",
+        ),
+        OpIR(
+            "mul_1_2",
+            "mul_1_2",
+            1,
+            1,
+            "mul",
+            "op",
+            (3,),
+            "float32",
+            parents=("ones_1_1",),
+            ports=("arg0",),
+            module_calls=("outer:1", "outer.aux:1"),
+            module_path="outer.aux",
+        ),
         OpIR("output_1", "output_1", 1, 1, "output", "output", (2,), "float32", parents=("input_1",), ports=("arg0",)),
     ),
-    calls=(ModuleCallIR("outer:1", "outer", 1, "Outer", None), ModuleCallIR("outer.aux:1", "outer.aux", 1, "Aux", "outer:1")),
+    calls=(
+        ModuleCallIR("outer:1", "outer", 1, "Outer", None),
+        ModuleCallIR("outer.aux:1", "outer.aux", 1, "Aux", "outer:1"),
+    ),
     honesty=Honesty(capture_status=CaptureStatus.COMPLETE),
 )
 
@@ -242,7 +433,9 @@ def _every_view(ir: TraceIR, show_buffers: str) -> tuple[TraceIR, dict[str, Outc
     if ir is not original:  # a known bug was sidestepped: export every view of the same trace
         for granularity in GRANULARITIES:
             with tempfile.TemporaryDirectory() as d:
-                outcomes[granularity] = run_export(ir, Path(d), {"granularity": granularity, "show_buffers": show_buffers})
+                outcomes[granularity] = run_export(
+                    ir, Path(d), {"granularity": granularity, "show_buffers": show_buffers}
+                )
     return ir, outcomes
 
 
@@ -251,8 +444,34 @@ def _every_view(ir: TraceIR, show_buffers: str) -> tuple[TraceIR, dict[str, Outc
 BUFFER_BYTES = TraceIR(
     ops=(
         OpIR("input_1", "input_1", 1, 1, "input", "input", (2,), "float32", nbytes=8),
-        OpIR("buffer_1", "buffer_1", 1, 1, "buffer", "buffer", (2,), "float32", nbytes=8, buffer_address="scale", buffer_access="read"),
-        OpIR("mul_1_1", "mul_1_1", 1, 1, "mul", "op", (2,), "float32", parents=("input_1", "buffer_1"), ports=("arg0", "arg1"), duration_s=1e-6, flops=2, nbytes=8),
+        OpIR(
+            "buffer_1",
+            "buffer_1",
+            1,
+            1,
+            "buffer",
+            "buffer",
+            (2,),
+            "float32",
+            nbytes=8,
+            buffer_address="scale",
+            buffer_access="read",
+        ),
+        OpIR(
+            "mul_1_1",
+            "mul_1_1",
+            1,
+            1,
+            "mul",
+            "op",
+            (2,),
+            "float32",
+            parents=("input_1", "buffer_1"),
+            ports=("arg0", "arg1"),
+            duration_s=1e-6,
+            flops=2,
+            nbytes=8,
+        ),
         OpIR("output_1", "output_1", 1, 1, "output", "output", (2,), "float32", parents=("mul_1_1",), ports=("arg0",)),
     ),
     honesty=Honesty(capture_status=CaptureStatus.COMPLETE),
@@ -402,7 +621,14 @@ def test_bad_options_are_refused_before_anything_is_read_or_written(
         with pytest.raises(TlnetronError) as info:
             with warnings.catch_warnings():
                 warnings.simplefilter("error")
-                export(object(), Path(d) / name, granularity=granularity, depth=depth, show_buffers=show_buffers, attachment=attachment)  # type: ignore[arg-type]
+                export(
+                    object(),
+                    Path(d) / name,
+                    granularity=granularity,
+                    depth=depth,
+                    show_buffers=show_buffers,
+                    attachment=attachment,
+                )  # type: ignore[arg-type]
         assert info.value.code in ERROR_CODES
         assert not list(Path(d).iterdir())
         valid = (
@@ -411,7 +637,9 @@ def test_bad_options_are_refused_before_anything_is_read_or_written(
             and (depth is None or (type(depth) is int and depth >= 1 and granularity == Granularity.MODULE))
             and attachment in (None, True, False)
             and type(attachment) in (type(None), bool)
-            and name.endswith(".json") and not name.endswith(".attachment.json") and "/" not in name
+            and name.endswith(".json")
+            and not name.endswith(".attachment.json")
+            and "/" not in name
         )
         if valid:
             assert info.value.code == "not_a_trace", str(info.value)

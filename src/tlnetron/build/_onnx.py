@@ -26,8 +26,16 @@ from types import ModuleType, SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 __all__ = [
-    "AttributeProto", "FunctionProto", "ModelProto", "NodeProto", "TensorProto", "TypeProto", "ValueInfoProto",
-    "checker", "defs", "shape_inference",
+    "AttributeProto",
+    "FunctionProto",
+    "ModelProto",
+    "NodeProto",
+    "TensorProto",
+    "TypeProto",
+    "ValueInfoProto",
+    "checker",
+    "defs",
+    "shape_inference",
 ]
 
 _MAXIMUM_PROTOBUF = 2147483647  # onnx.checker.MAXIMUM_PROTOBUF
@@ -75,7 +83,12 @@ if TYPE_CHECKING:
         ValueInfoProto,
     )
 else:
-    AttributeProto, FunctionProto, ModelProto, NodeProto = _pb.AttributeProto, _pb.FunctionProto, _pb.ModelProto, _pb.NodeProto
+    AttributeProto, FunctionProto, ModelProto, NodeProto = (
+        _pb.AttributeProto,
+        _pb.FunctionProto,
+        _pb.ModelProto,
+        _pb.NodeProto,
+    )
     TensorProto, TypeProto, ValueInfoProto = _pb.TensorProto, _pb.TypeProto, _pb.ValueInfoProto
 
 
@@ -110,15 +123,22 @@ def _check_model(model: ModelProto | bytes, full_check: bool = False) -> None:
         _real_onnx().checker.check_model(model, full_check=full_check)
 
 
-def _infer_shapes(model: ModelProto | bytes, check_type: bool = False, strict_mode: bool = False, data_prop: bool = False) -> ModelProto:
+def _infer_shapes(
+    model: ModelProto | bytes, check_type: bool = False, strict_mode: bool = False, data_prop: bool = False
+) -> ModelProto:
     real = _imported()
     if real is not None:
-        inferred: ModelProto = real.shape_inference.infer_shapes(model, check_type=check_type, strict_mode=strict_mode, data_prop=data_prop)
+        inferred: ModelProto = real.shape_inference.infer_shapes(
+            model, check_type=check_type, strict_mode=strict_mode, data_prop=data_prop
+        )
         return inferred
     try:
         inferred_bytes = _C.shape_inference.infer_shapes(_bytes(model), check_type, strict_mode, data_prop)
     except TypeError:  # another onnx's C signature: its own Python wrapper knows it
-        return _real_onnx().shape_inference.infer_shapes(model, check_type=check_type, strict_mode=strict_mode, data_prop=data_prop)  # type: ignore[no-any-return]
+        fallback: ModelProto = _real_onnx().shape_inference.infer_shapes(
+            model, check_type=check_type, strict_mode=strict_mode, data_prop=data_prop
+        )
+        return fallback
     out = ModelProto()
     out.ParseFromString(inferred_bytes)
     return out

@@ -53,6 +53,8 @@ def opsets(projection: Projection) -> tuple[tuple[str, int], ...]:
     for body in (projection.graph, *(f.body for f in projection.functions)):
         used.update(n.domain for n in body.nodes)
     return _OPSETS + tuple((d, 1) for d in _DRAWN_ONLY_IF_USED if d in used)
+
+
 Json = dict[str, Any]
 
 
@@ -170,7 +172,10 @@ class _Builder:
                             {"name": key, "type": "STRING", "s": b2a_base64(data, newline=False).decode("ascii")},
                         )
                     elif kind == "INT":
-                        known = ({"name": key, "type": _INT, "i": int(value)}, {"name": key, "type": "INT", "i": str(int(value))})
+                        known = (
+                            {"name": key, "type": _INT, "i": int(value)},
+                            {"name": key, "type": "INT", "i": str(int(value))},
+                        )
                     else:  # pragma: no cover - the schema only declares STRING and INT today
                         raise AssertionError(f"unsupported attribute type {kind} for {key}")
                     cache[(key, value)] = known
@@ -211,7 +216,9 @@ class _Builder:
         if graph.nodes:
             nodes = parts.json_list()
             container = parts.part.graph.node
-            for n in every_share(graph.nodes, len(graph.nodes), None if report is None else lambda done, _: report(done, total)):
+            for n in every_share(
+                graph.nodes, len(graph.nodes), None if report is None else lambda done, _: report(done, total)
+            ):
                 nodes.append(self.node(container, n))
                 if parts.added(1):
                     container = parts.part.graph.node

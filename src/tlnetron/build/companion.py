@@ -96,7 +96,9 @@ def build_companion(
         # Same name as the artifact's model metadata row: Netron shows this one in its place.
         _row(CompanionKind.MODEL, "", CompanionRow.TORCHLENS_EXPORT_ID, export_id),
         _row(CompanionKind.MODEL, "", CompanionRow.COMPANION_OF, artifact_name),
-        _row(CompanionKind.MODEL, "", CompanionRow.GENERATED_BY, f"tlnetron {producer_version} (schema {SCHEMA_VERSION})"),
+        _row(
+            CompanionKind.MODEL, "", CompanionRow.GENERATED_BY, f"tlnetron {producer_version} (schema {SCHEMA_VERSION})"
+        ),
     ]
     metrics: list[Row] = []
     append = metrics.append
@@ -123,7 +125,9 @@ def build_companion(
     if stats:
         first_bad = next((name for name, st in stats if not st.finite), None)
         if first_bad is not None:
-            metrics.append(_row(CompanionKind.MODEL, "", CompanionRow.FIRST_NON_FINITE_OUTPUT, first_bad.split("\n", 1)[0]))
+            metrics.append(
+                _row(CompanionKind.MODEL, "", CompanionRow.FIRST_NON_FINITE_OUTPUT, first_bad.split("\n", 1)[0])
+            )
         drawn = drawn_values(projection) if values is None else values
         value_kind = CompanionKind.VALUE
         per_value: list[tuple[str, list[TensorStats]]] = []

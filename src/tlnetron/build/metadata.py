@@ -66,9 +66,7 @@ def model_metadata(
         MetaKey.FUNCTION_COUNT: counts["functions"],
         MetaKey.OMITTED_VALUE_COUNT: counts["omitted_values"],
         MetaKey.TRACE_OP_COUNT: h.trace_op_count,
-        MetaKey.INTERVENTIONS: [
-            {"kind": k, "edit": e, "selection": s, "sites": n} for k, e, s, n in h.interventions
-        ],
+        MetaKey.INTERVENTIONS: [{"kind": k, "edit": e, "selection": s, "sites": n} for k, e, s, n in h.interventions],
         MetaKey.ROOT_RANKS: projection.root_ranks,
         MetaKey.TORCHLENS_VERSION: ir.torchlens_version,
         MetaKey.TORCH_VERSION: ir.torch_version,

@@ -14,7 +14,13 @@ from .._generated.vocab import Domain
 from ..build import _onnx as onnx  # onnx without its __init__ (numpy, ml_dtypes)
 from ..perf import checker_allocator
 
-__all__ = ["QUADRATIC_CHECK_FROM_FUNCTIONS", "SPLIT_CHECK_FROM_FUNCTIONS", "check_onnx", "checker_is_quadratic", "split_check_refusal"]
+__all__ = [
+    "QUADRATIC_CHECK_FROM_FUNCTIONS",
+    "SPLIT_CHECK_FROM_FUNCTIONS",
+    "check_onnx",
+    "checker_is_quadratic",
+    "split_check_refusal",
+]
 
 QUADRATIC_CHECK_FROM_FUNCTIONS = 2_000
 """From this many model-local functions, a quadratic checker's extra cost is as large as the
@@ -122,7 +128,9 @@ def _split_pieces(model: onnx.ModelProto) -> Iterator[onnx.ModelProto]:
             arity = (len(f.input), len(f.output))
             stub = stubs.get(arity)
             if stub is None:
-                stub = stubs[arity] = onnx.FunctionProto(name=_STUB, domain=Domain.MODULE, overload=f"{arity[0]}_{arity[1]}")
+                stub = stubs[arity] = onnx.FunctionProto(
+                    name=_STUB, domain=Domain.MODULE, overload=f"{arity[0]}_{arity[1]}"
+                )
                 stub.input.extend(f"i{i}" for i in range(arity[0]))
                 stub.output.extend(f"o{i}" for i in range(arity[1]))
                 stub.node.add(op_type=_STUB, domain=Domain.LOSSY, input=stub.input, output=stub.output)
@@ -151,7 +159,13 @@ def _split_pieces(model: onnx.ModelProto) -> Iterator[onnx.ModelProto]:
             retarget(body.node)
             ins = [f"b{j}_i{i}" for i in range(len(f.input))]
             piece.graph.input.extend(onnx.ValueInfoProto(name=name) for name in ins)
-            piece.graph.node.add(op_type=f.name, domain=f.domain, overload=f.overload, input=ins, output=[f"b{j}_o{i}" for i in range(len(f.output))])
+            piece.graph.node.add(
+                op_type=f.name,
+                domain=f.domain,
+                overload=f.overload,
+                input=ins,
+                output=[f"b{j}_o{i}" for i in range(len(f.output))],
+            )
         piece.functions.extend(stubs.values())
         yield piece
 
@@ -184,7 +198,9 @@ def _split_full_check(data: bytes | onnx.ModelProto, model: onnx.ModelProto) -> 
         onnx.checker.check_model(data, full_check=True)
 
 
-def check_onnx(model: onnx.ModelProto | bytes, *, functions: int | None = None, split: list[bool] | None = None) -> str | None:
+def check_onnx(
+    model: onnx.ModelProto | bytes, *, functions: int | None = None, split: list[bool] | None = None
+) -> str | None:
     """Run ``onnx.checker.check_model(full_check=True)`` on a model or its serialized bytes;
     the failure text, or None.
 
@@ -213,4 +229,3 @@ def check_onnx(model: onnx.ModelProto | bytes, *, functions: int | None = None, 
     except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as exc:
         return str(exc).strip()
     return None
-

@@ -22,8 +22,15 @@ from .._generated.vocab import (
 from ..build import _onnx as onnx  # onnx without its __init__ (numpy, ml_dtypes)
 from ..errors import Problem, TlnetronError
 
-__all__ = ["MISMATCH_MIN_ROWS", "Shown", "artifact_export_id", "companion_export_id", "mismatched_pair", "pair_mismatch", "shown_in_model"]
-
+__all__ = [
+    "MISMATCH_MIN_ROWS",
+    "Shown",
+    "artifact_export_id",
+    "companion_export_id",
+    "mismatched_pair",
+    "pair_mismatch",
+    "shown_in_model",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,4 +246,3 @@ def mismatched_pair(model: tuple[str, bytes], companion: tuple[str, Any], alone:
         where=companion[0],
         remedy=f"pass the companion written with {model[0]!r} (export both again if unsure), or {alone}.",
     )
-

@@ -30,8 +30,14 @@ __all__ = ["artifact_problems", "companion_problems", "node_problems", "parse_ar
 
 _SNAKE = ("ir_version", "producer_name", "opset_import", "metadata_props")
 _CAMEL = ("irVersion", "producerName", "opsetImport", "metadataProps")
-_ROLE_OF_DOMAIN = {Domain.LOSSY: NodeRole.OP, Domain.MODULE: NodeRole.MODULE_CALL, Domain.RUN: NodeRole.MODULE_RUN, Domain.STRUCTURE: NodeRole.STRUCTURE}
+_ROLE_OF_DOMAIN = {
+    Domain.LOSSY: NodeRole.OP,
+    Domain.MODULE: NodeRole.MODULE_CALL,
+    Domain.RUN: NodeRole.MODULE_RUN,
+    Domain.STRUCTURE: NodeRole.STRUCTURE,
+}
 """The node-properties role each of tlnetron's node domains is checked as."""
+
 
 def _finite(value: Any) -> bool:
     if isinstance(value, float):
@@ -68,7 +74,11 @@ def companion_problems(companion: Any, shown: Shown | None, *, built: bool = Fal
         yield Problem(code, "companion", "the top level must be a JSON object")
         return
     if not built and too_deep(companion):
-        yield Problem(code, "companion", f"nests arrays or objects more than {MAX_DEPTH} deep: a row's value is a number, a string, a boolean or a flat array of those")
+        yield Problem(
+            code,
+            "companion",
+            f"nests arrays or objects more than {MAX_DEPTH} deep: a row's value is a number, a string, a boolean or a flat array of those",
+        )
         return
     mismatch = _mismatch(shown.export_id, companion, lambda: shown) if shown is not None else None
     if mismatch is not None:
@@ -76,7 +86,9 @@ def companion_problems(companion: Any, shown: Shown | None, *, built: bool = Fal
     try:
         validate("companion", companion)
     except SchemaViolation as exc:
-        schema_problem: Problem | None = Problem(code, exc.path.replace("data", "companion", 1), f"{exc} (rule {exc.rule})")
+        schema_problem: Problem | None = Problem(
+            code, exc.path.replace("data", "companion", 1), f"{exc} (rule {exc.rule})"
+        )
     else:
         schema_problem = None
     if schema_problem is not None:
@@ -102,10 +114,22 @@ def companion_problems(companion: Any, shown: Shown | None, *, built: bool = Fal
             # Against another export's artifact, only model rows' targets say anything.
             if names is not None and target not in names and (mismatch is None or kind == CompanionKind.MODEL):
                 what = _NOWHERE.get(kind, "nothing shown has this name")
-                unseen.append(Problem(code, f"{section}[{i}]", f"{kind} row {name!r} targets {target!r}: {what}; Netron would show it nowhere"))
+                unseen.append(
+                    Problem(
+                        code,
+                        f"{section}[{i}]",
+                        f"{kind} row {name!r} targets {target!r}: {what}; Netron would show it nowhere",
+                    )
+                )
             first = seen.setdefault((kind, target, name), i)
             if first != i:
-                unseen.append(Problem(code, f"{section}[{i}]", f"duplicates {section}[{first}] (same kind, target and name): Netron keeps only the last"))
+                unseen.append(
+                    Problem(
+                        code,
+                        f"{section}[{i}]",
+                        f"duplicates {section}[{first}] (same kind, target and name): Netron keeps only the last",
+                    )
+                )
     yield from nonfinite
     yield from unseen
 
@@ -129,7 +153,11 @@ def parse_artifact(text: str, data: Any = None) -> tuple[onnx.ModelProto | None,
     snake = [k for k in _SNAKE if k in data]
     if snake or not any(k in data for k in _CAMEL):
         what = f"snake_case keys {snake}" if snake else f"none of {list(_CAMEL)} present"
-        problems.append(Problem(ValidationCode.NETRON_UNREADABLE, "artifact", f"Netron's ONNX JSON reader would not take it: {what}"))
+        problems.append(
+            Problem(
+                ValidationCode.NETRON_UNREADABLE, "artifact", f"Netron's ONNX JSON reader would not take it: {what}"
+            )
+        )
     model = onnx.ModelProto()
     try:
         json_format.Parse(text, model)

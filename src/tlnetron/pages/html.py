@@ -72,8 +72,18 @@ __all__ = [
 ]
 
 APP_MODULES: tuple[str, ...] = (
-    "view", "browser", "base", "grapher", "text", "json", "protobuf", "flatbuffers", "zip", "tar",
-    "onnx", "onnx-proto",
+    "view",
+    "browser",
+    "base",
+    "grapher",
+    "text",
+    "json",
+    "protobuf",
+    "flatbuffers",
+    "zip",
+    "tar",
+    "onnx",
+    "onnx-proto",
 )
 """Netron's modules the page holds: the app (view, browser and what they import), what it
 imports to start (zip) and to open an ``*.onnx.json`` file (json, flatbuffers: Netron
@@ -198,8 +208,12 @@ def _app_date(index: str) -> tuple[str, _dt.datetime]:
     version = _META_VERSION.search(index)
     date = _META_DATE.search(index)
     if version is None or date is None:
-        raise _netron_unavailable("the installed netron's index.html has no <meta name=\"version\"> or <meta name=\"date\">.")
-    built = _dt.datetime.fromisoformat(f"{date.group(1)}T{date.group(2) or '00:00:00'}").replace(tzinfo=_dt.timezone.utc)
+        raise _netron_unavailable(
+            'the installed netron\'s index.html has no <meta name="version"> or <meta name="date">.'
+        )
+    built = _dt.datetime.fromisoformat(f"{date.group(1)}T{date.group(2) or '00:00:00'}").replace(
+        tzinfo=_dt.timezone.utc
+    )
     return version.group(1), built
 
 
@@ -271,17 +285,24 @@ def build_page(
     for name, text in modules.items():
         for needed in _STATIC_IMPORT.findall(text):
             if needed not in modules:
-                raise _netron_unavailable(f"the installed netron's {name}.js imports {needed}.js, which tlnetron does not put in the page.")
+                raise _netron_unavailable(
+                    f"the installed netron's {name}.js imports {needed}.js, which tlnetron does not put in the page."
+                )
     worker = _read_app(folder, f"{WORKER}.js")
     worker_imports = {f"./{name}.js": _js_url(_read_app(folder, f"{name}.js")) for name in WORKER_MODULES}
     probe = worker
     for specifier in worker_imports:
         if f"import('{specifier}')" not in worker:
-            raise _netron_unavailable(f"the installed netron's {WORKER}.js does not import {specifier} as tlnetron expects.")
+            raise _netron_unavailable(
+                f"the installed netron's {WORKER}.js does not import {specifier} as tlnetron expects."
+            )
         probe = probe.replace(f"import('{specifier}')", "import(url)")
     _bare_specifiers(f"{WORKER}.js", probe)  # refuses a relative import the loader would not replace
 
-    import_map = _inline(_script_safe_json({"imports": {f"{name}.js": _js_url(text) for name, text in modules.items()}}), "the import map")
+    import_map = _inline(
+        _script_safe_json({"imports": {f"{name}.js": _js_url(text) for name, text in modules.items()}}),
+        "the import map",
+    )
     index_js = _inline(_read_app(folder, "index.js"), "index.js")
     loader = _inline((resources.files(__package__) / "html_loader.js").read_text(encoding="utf-8"), "html_loader.js")
     heatmap = _inline((resources.files(__package__) / "heatmap.js").read_text(encoding="utf-8"), "heatmap.js")
@@ -300,16 +321,29 @@ def build_page(
     names = model[0] + (f" + {companion[0]}" if companion is not None else "")
     title = f"{names} - Netron {version} (tlnetron page, works until {expires:%Y-%m-%d})"
     if command is None:
-        words = ["tlnetron", "html", model[0], *(["--attachment", companion[0]] if companion is not None else []), "-o", page_name]
+        words = [
+            "tlnetron",
+            "html",
+            model[0],
+            *(["--attachment", companion[0]] if companion is not None else []),
+            "-o",
+            page_name,
+        ]
         command = " ".join(shlex.quote(word) for word in words)
     icon = _data_url("image/png", (folder / "icon.png").read_bytes())
 
     page = index
-    page = _replace_once(page, '<meta http-equiv="Content-Security-Policy" content="script-src \'self\'; frame-src \'none\'">',
-                         f'<meta http-equiv="Content-Security-Policy" content="{html.escape(policy)}">')
+    page = _replace_once(
+        page,
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"script-src 'self'; frame-src 'none'\">",
+        f'<meta http-equiv="Content-Security-Policy" content="{html.escape(policy)}">',
+    )
     page = _replace_once(page, "<title>Netron</title>", f"<title>{html.escape(title)}</title>")
-    page = _replace_once(page, '<link rel="stylesheet" type="text/css" href="grapher.css">',
-                         f"<style>\n{_read_app(folder, 'grapher.css')}</style>\n{_NOTE_STYLE}")
+    page = _replace_once(
+        page,
+        '<link rel="stylesheet" type="text/css" href="grapher.css">',
+        f"<style>\n{_read_app(folder, 'grapher.css')}</style>\n{_NOTE_STYLE}",
+    )
     icons = re.findall(r'<link rel="[a-z -]*icon[a-z-]*" type="image/[a-z-]+" href="[a-z.]+">\n', page)
     if len(icons) != 5:
         raise _netron_unavailable("the installed netron's index.html does not link its icons as tlnetron expects.")
@@ -325,7 +359,11 @@ def build_page(
         f'<script type="application/json" id="tlnetron-data">{_script_safe_json(files)}</script>\n'
         f"<script>{loader}</script>",
     )
-    page = _replace_once(page, '<body class="welcome spinner">', '<body class="welcome spinner">\n' + _note(version, built, expires, command))
+    page = _replace_once(
+        page,
+        '<body class="welcome spinner">',
+        '<body class="welcome spinner">\n' + _note(version, built, expires, command),
+    )
     head = (
         f"<!-- tlnetron page: {html.escape(names)} in Netron {html.escape(version)}'s web app "
         "(Copyright (c) Lutz Roeder, MIT License, github.com/lutzroeder/netron), "
@@ -373,7 +411,13 @@ def _check_output(output: Path) -> None:
         )
     folder = output.parent
     if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
-        what = "does not exist" if not os.path.lexists(folder) else "is not a folder" if not folder.is_dir() else "is not writable"
+        what = (
+            "does not exist"
+            if not os.path.lexists(folder)
+            else "is not a folder"
+            if not folder.is_dir()
+            else "is not writable"
+        )
         raise TlnetronError(
             ErrorCode.DESTINATION_UNWRITABLE,
             f"cannot write {str(output)!r}: the folder {str(folder)!r} {what}; nothing was written.",
@@ -405,18 +449,27 @@ def page_from_files(
     from ..options import check_os_limits
     from ..write.pair import read_pair
 
-    for path, flag in ((artifact, "artifact"), *(((companion, attachment_flag.strip("-=")),) if companion is not None else ())):
+    for path, flag in (
+        (artifact, "artifact"),
+        *(((companion, attachment_flag.strip("-=")),) if companion is not None else ()),
+    ):
         check_os_limits(path, flag)
     if companion is None:
         data, cdata = read_input(artifact, "", outcome), None
     else:
-        data, cdata = read_pair(artifact, companion, lambda p: read_input(p, "" if p == artifact else attachment_flag, outcome))
+        data, cdata = read_pair(
+            artifact, companion, lambda p: read_input(p, "" if p == artifact else attachment_flag, outcome)
+        )
     _check_model(artifact.name, data, outcome)
     pair = (companion.name, cdata) if companion is not None and cdata is not None else None
     if pair is not None:
         from ..check.pairs import mismatched_pair
 
-        refusal = mismatched_pair((artifact.name, data), (pair[0], companion_object(*pair)), f"leave out {attachment_flag} for the model alone")
+        refusal = mismatched_pair(
+            (artifact.name, data),
+            (pair[0], companion_object(*pair)),
+            f"leave out {attachment_flag} for the model alone",
+        )
         if refusal is not None:
             raise refusal
     return build_page((artifact.name, data), pair, page_name=page_name, command=command, colour_by=colour_by)
@@ -434,7 +487,11 @@ def write_page(artifact: Path, companion: Path | None, output: Path, colour_by: 
     """
     from ..options import check_os_limits
 
-    for path, flag in ((output, "output"), (artifact, "artifact"), *(((companion, "attachment"),) if companion is not None else ())):
+    for path, flag in (
+        (output, "output"),
+        (artifact, "artifact"),
+        *(((companion, "attachment"),) if companion is not None else ()),
+    ):
         check_os_limits(path, flag)
     from ..write.pair import staged_files
     from .colours import check_colour

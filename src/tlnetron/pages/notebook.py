@@ -66,8 +66,12 @@ def check_show(what: Any, height: int, colour_by: str, export_options: dict[str,
 
     check_colour(colour_by)
     if isinstance(height, bool) or not isinstance(height, int) or height < 100:
-        raise TlnetronError(ErrorCode.INVALID_OPTION, f"height={height!r} is not a whole number of pixels from 100.",
-                            where="height", remedy="pass height=720 (the default) or another number of pixels.")
+        raise TlnetronError(
+            ErrorCode.INVALID_OPTION,
+            f"height={height!r} is not a whole number of pixels from 100.",
+            where="height",
+            remedy="pass height=720 (the default) or another number of pixels.",
+        )
     if export_options and (isinstance(what, (str, os.PathLike)) or hasattr(what, "artifact_bytes")):
         raise TlnetronError(
             ErrorCode.INVALID_OPTION,
@@ -82,8 +86,9 @@ def shows_files(what: Any) -> bool:
     return isinstance(what, (str, os.PathLike)) or hasattr(what, "artifact_bytes")
 
 
-def show(what: Any, *, attachment: str | os.PathLike[str] | bool | None = None, height: int = 720,
-         colour_by: str = "none") -> NotebookPage:
+def show(
+    what: Any, *, attachment: str | os.PathLike[str] | bool | None = None, height: int = 720, colour_by: str = "none"
+) -> NotebookPage:
     """A result or an artifact's path as a notebook page; :func:`tlnetron.show` (``api.show``)
     checks the arguments first (:func:`check_show`), exports a trace and documents them."""
     from ..write.pair import companion_path_for
@@ -100,8 +105,14 @@ def show(what: Any, *, attachment: str | os.PathLike[str] | bool | None = None, 
             companion = companion_path_for(artifact)
         else:
             companion = Path(attachment)
-        page = page_from_files(artifact, companion, attachment_flag="attachment=", outcome="nothing was shown",
-                               command=_COMMAND, colour_by=colour_by)
+        page = page_from_files(
+            artifact,
+            companion,
+            attachment_flag="attachment=",
+            outcome="nothing was shown",
+            command=_COMMAND,
+            colour_by=colour_by,
+        )
         names = artifact.name + (f" + {companion.name}" if companion is not None else "")
     elif hasattr(what, "artifact_bytes") and hasattr(what, "companion_bytes"):
         name = _name(what.artifact, "model.onnx.json")

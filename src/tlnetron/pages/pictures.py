@@ -27,9 +27,13 @@ _KEYS = {".svg": "Control+Alt+E", ".png": "Control+Shift+E"}
 
 
 def _unavailable(message: str) -> TlnetronError:
-    return TlnetronError(ErrorCode.RENDER_UNAVAILABLE, message, where="render",
-                         remedy="pip install 'tlnetron[render]' (Playwright) and apt-get install -y chromium "
-                                "(or pass chromium= the path of a Chromium).")
+    return TlnetronError(
+        ErrorCode.RENDER_UNAVAILABLE,
+        message,
+        where="render",
+        remedy="pip install 'tlnetron[render]' (Playwright) and apt-get install -y chromium "
+        "(or pass chromium= the path of a Chromium).",
+    )
 
 
 FUNCTION_ITEM = "Show Function Definition"
@@ -41,8 +45,12 @@ def _function_path(model: dict[str, Any], name: str) -> list[str]:
     # A function is (domain, name, overload): blocks of one class with different bodies share the name.
     functions = {(f.get("domain", ""), f["name"], f.get("overload", "")): f for f in model.get("functions", [])}
     if name not in {f[1] for f in functions}:
-        raise TlnetronError(ErrorCode.INVALID_OPTION, f"the artifact has no function {name!r}; nothing was written.",
-                            where="function", remedy="pass the name of one of its functions (Netron's breadcrumb shows them).")
+        raise TlnetronError(
+            ErrorCode.INVALID_OPTION,
+            f"the artifact has no function {name!r}; nothing was written.",
+            where="function",
+            remedy="pass the name of one of its functions (Netron's breadcrumb shows them).",
+        )
     todo: list[tuple[list[dict[str, Any]], list[str]]] = [(model.get("graph", {}).get("node", []), [])]
     seen: set[tuple[str, str, str]] = set()
     while todo:
@@ -56,8 +64,12 @@ def _function_path(model: dict[str, Any], name: str) -> list[str]:
             if called not in seen:
                 seen.add(called)
                 todo.append((functions[called].get("node", []), [*path, node["name"]]))
-    raise TlnetronError(ErrorCode.INVALID_OPTION, f"no drawn node calls function {name!r}; nothing was written.",
-                        where="function", remedy="pass a function a node of the model calls.")
+    raise TlnetronError(
+        ErrorCode.INVALID_OPTION,
+        f"no drawn node calls function {name!r}; nothing was written.",
+        where="function",
+        remedy="pass a function a node of the model calls.",
+    )
 
 
 def _until(test: Any, timeout: float, what: str) -> None:
@@ -66,14 +78,25 @@ def _until(test: Any, timeout: float, what: str) -> None:
     deadline = time.monotonic() + timeout
     while not test():
         if time.monotonic() > deadline:
-            raise TlnetronError(ErrorCode.RENDER_UNAVAILABLE, f"the browser did not show {what} within {timeout:.0f} s.",
-                                where="render", remedy="pass a larger timeout=, or open the page with tlnetron serve to see why.")
+            raise TlnetronError(
+                ErrorCode.RENDER_UNAVAILABLE,
+                f"the browser did not show {what} within {timeout:.0f} s.",
+                where="render",
+                remedy="pass a larger timeout=, or open the page with tlnetron serve to see why.",
+            )
         time.sleep(0.05)
 
 
-def render(artifact: str | os.PathLike[str], output: str | os.PathLike[str], *,
-           attachment: str | os.PathLike[str] | None = None, colour_by: str = "none",
-           function: str | None = None, chromium: str = CHROMIUM, timeout: float = 120.0) -> Path:
+def render(
+    artifact: str | os.PathLike[str],
+    output: str | os.PathLike[str],
+    *,
+    attachment: str | os.PathLike[str] | None = None,
+    colour_by: str = "none",
+    function: str | None = None,
+    chromium: str = CHROMIUM,
+    timeout: float = 120.0,
+) -> Path:
     """Write the picture Netron draws of ``artifact`` (its own export) to ``output`` (.svg or .png).
 
     Args:
@@ -101,15 +124,23 @@ def render(artifact: str | os.PathLike[str], output: str | os.PathLike[str], *,
     out = Path(output)
     key = _KEYS.get(out.suffix.lower())
     if key is None:
-        raise TlnetronError(ErrorCode.INVALID_PATH, f"-o {str(out)!r} is neither .svg nor .png; nothing was written.",
-                            where=str(out), remedy="pass -o model.svg or -o model.png.")
+        raise TlnetronError(
+            ErrorCode.INVALID_PATH,
+            f"-o {str(out)!r} is neither .svg nor .png; nothing was written.",
+            where=str(out),
+            remedy="pass -o model.svg or -o model.png.",
+        )
     check_colour(colour_by)
     source = Path(artifact)
     try:
         model = json.loads(source.read_bytes())
     except (OSError, ValueError) as exc:
-        raise TlnetronError(ErrorCode.INVALID_PATH, f"cannot read {str(source)!r} as an artifact ({exc}).",
-                            where=str(source), remedy="pass the path of an artifact written by tlnetron export.") from None
+        raise TlnetronError(
+            ErrorCode.INVALID_PATH,
+            f"cannot read {str(source)!r} as an artifact ({exc}).",
+            where=str(source),
+            remedy="pass the path of an artifact written by tlnetron export.",
+        ) from None
     drill = _function_path(model, function) if function else []
     try:
         from playwright.sync_api import Error as PlaywrightError
@@ -122,13 +153,22 @@ def render(artifact: str | os.PathLike[str], output: str | os.PathLike[str], *,
     profile = tempfile.mkdtemp(prefix="tlnetron-render-")
     try:
         with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=chromium, headless=True,
-                                         args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+            browser = pw.chromium.launch(
+                executable_path=chromium,
+                headless=True,
+                args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+            )
             try:
                 context = browser.new_context(viewport={"width": 1280, "height": 800}, accept_downloads=True)
                 # The page's own policy already keeps it on loopback; this also stops any other request.
-                context.route("**/*", lambda route: route.continue_() if urllib.parse.urlsplit(route.request.url).hostname
-                              in ("127.0.0.1", None) else route.abort())
+                context.route(
+                    "**/*",
+                    lambda route: (
+                        route.continue_()
+                        if urllib.parse.urlsplit(route.request.url).hostname in ("127.0.0.1", None)
+                        else route.abort()
+                    ),
+                )
                 # A throwaway profile: the consent cookie opts nothing in (analytics are refused anyway).
                 context.add_cookies([{"name": "consent", "value": "1", "url": result.url}])
                 page = context.new_page()
@@ -143,12 +183,24 @@ def render(artifact: str | os.PathLike[str], output: str | os.PathLike[str], *,
                     # Netron's ƒ item is the one titled FUNCTION_ITEM; a real click: dispatch_event evaluates
                     # in the app's world, whose eval Netron replaced.
                     node.locator(":scope > g.node-item").filter(has_text=FUNCTION_ITEM).first.click()
-                    _until(lambda: node.count() == 0 and frame.locator("#nodes > g.node").count() > 0, timeout,
-                           f"Netron to draw the body of {name}")
-                _until(lambda: frame.locator("#nodes > g.node[style*='opacity']").count() == 0
-                       and frame.locator("body.default").count() == 1, timeout, "Netron to finish its layout")
-                _until(lambda: colour_by == "none" or frame.locator("#nodes > g.node[data-tlnetron-colour]").count() > 0,
-                       timeout, "the heat map")
+                    _until(
+                        lambda: node.count() == 0 and frame.locator("#nodes > g.node").count() > 0,
+                        timeout,
+                        f"Netron to draw the body of {name}",
+                    )
+                _until(
+                    lambda: (
+                        frame.locator("#nodes > g.node[style*='opacity']").count() == 0
+                        and frame.locator("body.default").count() == 1
+                    ),
+                    timeout,
+                    "Netron to finish its layout",
+                )
+                _until(
+                    lambda: colour_by == "none" or frame.locator("#nodes > g.node[data-tlnetron-colour]").count() > 0,
+                    timeout,
+                    "the heat map",
+                )
                 frame.locator("body").focus()
                 with page.expect_download() as download:
                     frame.locator("#canvas").press(key)

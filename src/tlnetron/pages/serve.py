@@ -144,12 +144,19 @@ class _Site:
     hosts: frozenset[str]
 
 
-_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript", ".css": "text/css", ".json": "application/json",
-          ".png": "image/png", ".ico": "image/x-icon"}
+_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".js": "text/javascript",
+    ".css": "text/css",
+    ".json": "application/json",
+    ".png": "image/png",
+    ".ico": "image/x-icon",
+}
 
 
-def _site(model: tuple[str, bytes], companion: tuple[str, bytes] | None, hosts: frozenset[str],
-          colour_by: str = "none") -> _Site:
+def _site(
+    model: tuple[str, bytes], companion: tuple[str, bytes] | None, hosts: frozenset[str], colour_by: str = "none"
+) -> _Site:
     from .colours import page_colours
 
     files = {"model": model, **({"companion": companion} if companion is not None else {})}
@@ -246,7 +253,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         route = site.routes.get(path)
         if route is not None:
             return self._send(200, *route)
-        name = path[len("/netron/"):] if path.startswith("/netron/") else ""
+        name = path[len("/netron/") :] if path.startswith("/netron/") else ""
         if name in site.app_files:
             return self._send(200, _TYPES[Path(name).suffix], (site.app_dir / name).read_bytes())
         self._refuse(404, "not found")
@@ -281,14 +288,22 @@ def _bind_address(host: str) -> tuple[str, bool]:
     return str(ip), ip.is_loopback
 
 
-def _start_server(model: tuple[str, bytes], companion: tuple[str, bytes] | None, host: str, port: int,
-                  colour_by: str = "none") -> Served:
+def _start_server(
+    model: tuple[str, bytes], companion: tuple[str, bytes] | None, host: str, port: int, colour_by: str = "none"
+) -> Served:
     if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
-        raise TlnetronError(ErrorCode.SERVE_ADDRESS_UNAVAILABLE, f"port {port!r} is not a port number.", where="port",
-                            remedy="use a port from 1 to 65535, or 0 (the default) for any free one.")
+        raise TlnetronError(
+            ErrorCode.SERVE_ADDRESS_UNAVAILABLE,
+            f"port {port!r} is not a port number.",
+            where="port",
+            remedy="use a port from 1 to 65535, or 0 (the default) for any free one.",
+        )
     address, loopback = _bind_address(host)
-    server_class = type("_Server6" if ":" in address else "_Server4", (_Server,),
-                        {"address_family": socket.AF_INET6 if ":" in address else socket.AF_INET})
+    server_class = type(
+        "_Server6" if ":" in address else "_Server4",
+        (_Server,),
+        {"address_family": socket.AF_INET6 if ":" in address else socket.AF_INET},
+    )
     handler: type[_Handler] = type("_BoundHandler", (_Handler,), {})
     try:
         httpd = server_class((address, port), handler)
@@ -298,8 +313,11 @@ def _start_server(model: tuple[str, bytes], companion: tuple[str, bytes] | None,
             ErrorCode.SERVE_ADDRESS_UNAVAILABLE,
             f"cannot serve on {address}:{port} ({exc.strerror or exc}).",
             where=f"{address}:{port}",
-            remedy=("choose another port, or 0 for any free one." if taken
-                    else "use 127.0.0.1, or an address this machine has (ip addr lists them)."),
+            remedy=(
+                "choose another port, or 0 for any free one."
+                if taken
+                else "use 127.0.0.1, or an address this machine has (ip addr lists them)."
+            ),
         ) from None
     bound_port = int(httpd.server_address[1])
     netloc = f"[{address}]:{bound_port}" if ":" in address else f"{address}:{bound_port}"
@@ -316,9 +334,11 @@ def _start_server(model: tuple[str, bytes], companion: tuple[str, bytes] | None,
         thread.join(timeout=5)
 
     if not loopback:
-        warn(WarningCode.SERVE_BEYOND_LOOPBACK,
-             f"serving on {netloc}: anyone who can reach this address can read the model. "
-             "Remedy: serve on 127.0.0.1 (the default) and forward the port over ssh.")
+        warn(
+            WarningCode.SERVE_BEYOND_LOOPBACK,
+            f"serving on {netloc}: anyone who can reach this address can read the model. "
+            "Remedy: serve on 127.0.0.1 (the default) and forward the port over ssh.",
+        )
     return Served(address, bound_port, f"http://{netloc}/", stop)
 
 
@@ -375,7 +395,9 @@ def serve_bytes(
     if companion is not None:
         from ..check.pairs import mismatched_pair
 
-        refusal = mismatched_pair(model, (companion[0], companion_object(*companion)), "serve the model alone without --attachment")
+        refusal = mismatched_pair(
+            model, (companion[0], companion_object(*companion)), "serve the model alone without --attachment"
+        )
         if refusal is not None:
             raise refusal
     served = _start_server(model, companion, host, port, colour_by)
@@ -394,7 +416,12 @@ def serve_result(result: Any, *, browse: bool = True, colour_by: str = "none") -
 
 
 def serve_files(
-    artifact: Path, companion: Path | None, *, browse: bool = True, host: str = LOOPBACK, port: int = 0,
+    artifact: Path,
+    companion: Path | None,
+    *,
+    browse: bool = True,
+    host: str = LOOPBACK,
+    port: int = 0,
     colour_by: str = "none",
 ) -> Any:
     """Serve files from disk (``tlnetron serve``); see :func:`serve_bytes` for the arguments.
@@ -420,8 +447,17 @@ def serve_files(
     pair = (companion.name, cdata) if companion is not None and cdata is not None else None
     served = serve_bytes((artifact.name, data), pair, browse=browse, host=host, port=port, colour_by=colour_by)
     return ExportResult(
-        artifact=artifact, companion=companion, granularity="", node_count=0, edge_count=0,
-        typed_edge_count=0, function_count=0, warnings=(), seconds=0.0, url=served.url, server=served,
+        artifact=artifact,
+        companion=companion,
+        granularity="",
+        node_count=0,
+        edge_count=0,
+        typed_edge_count=0,
+        function_count=0,
+        warnings=(),
+        seconds=0.0,
+        url=served.url,
+        server=served,
     )
 
 

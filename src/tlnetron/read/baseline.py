@@ -30,8 +30,11 @@ def read_baseline(subject: Any, baseline: Any) -> tuple[tuple[str, str | dict[st
                 (Opt("baseline", baseline), " is an empty string."),
                 where="baseline",
                 remedy=(
-                    "pass a run identifier such as ", Opt("baseline", "run-2026-11-29"),
-                    ", or the reference run's trace: ", Opt("baseline", Placeholder("ref_log")), ".",
+                    "pass a run identifier such as ",
+                    Opt("baseline", "run-2026-11-29"),
+                    ", or the reference run's trace: ",
+                    Opt("baseline", Placeholder("ref_log")),
+                    ".",
                 ),
             )
         try:
@@ -39,7 +42,10 @@ def read_baseline(subject: Any, baseline: Any) -> tuple[tuple[str, str | dict[st
         except UnicodeEncodeError:
             raise TlnetronError(
                 ErrorCode.INVALID_BASELINE,
-                (Opt("baseline", baseline), " is not valid Unicode text (it holds lone surrogates), so the artifact cannot record it."),
+                (
+                    Opt("baseline", baseline),
+                    " is not valid Unicode text (it holds lone surrogates), so the artifact cannot record it.",
+                ),
                 where="baseline",
                 remedy=("pass a run identifier of valid UTF-8 text, such as ", Opt("baseline", "run-2026-11-29"), "."),
             ) from None
@@ -56,7 +62,10 @@ def baseline_summary(diff: DiffIR) -> dict[str, Any]:
             counts[row.status] += 1
     removed = sorted({row.reference for row in diff.rows if row.status == DiffStatus.REMOVED and row.reference})
     return {
-        "direction": {"subject": f"the exported capture ({diff.subject_name})", "reference": f"the baseline capture ({diff.reference_name})"},
+        "direction": {
+            "subject": f"the exported capture ({diff.subject_name})",
+            "reference": f"the baseline capture ({diff.reference_name})",
+        },
         "row_counts": counts,
         "removed_labels": removed,
         "source": diff.source,

@@ -25,7 +25,18 @@ import orjson
 from .._generated.vocab import COMPANION_SIGNATURE, ErrorCode, ValidationCode
 from ..errors import Problem, TlnetronError
 
-__all__ = ["MAX_BYTES", "MAX_DEPTH", "PAGE_MAX_BYTES", "JsonFile", "check_page_fits", "companion_object", "parse_json_bytes", "read_input", "read_json_file", "too_deep"]
+__all__ = [
+    "MAX_BYTES",
+    "MAX_DEPTH",
+    "PAGE_MAX_BYTES",
+    "JsonFile",
+    "check_page_fits",
+    "companion_object",
+    "parse_json_bytes",
+    "read_input",
+    "read_json_file",
+    "too_deep",
+]
 
 _BOM = b"\xef\xbb\xbf"
 _SAFE_INTEGER = 2**53
@@ -63,11 +74,20 @@ def read_json_file(path: Path, *, what: str = "file", lossy: str = ValidationCod
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            kind = "a folder" if stat.S_ISDIR(info.st_mode) else "a pipe" if stat.S_ISFIFO(info.st_mode) else "a device or socket"
+            kind = (
+                "a folder"
+                if stat.S_ISDIR(info.st_mode)
+                else "a pipe"
+                if stat.S_ISFIFO(info.st_mode)
+                else "a device or socket"
+            )
             return _fail(path, ValidationCode.JSON_INVALID, f"the {what} is {kind}, not a regular file")
         if info.st_size > MAX_BYTES:
-            return _fail(path, ValidationCode.JSON_INVALID,
-                         f"the {what} is {info.st_size:,} bytes, past the {MAX_BYTES:,} Netron can open (it reads no JSON file of more)")
+            return _fail(
+                path,
+                ValidationCode.JSON_INVALID,
+                f"the {what} is {info.st_size:,} bytes, past the {MAX_BYTES:,} Netron can open (it reads no JSON file of more)",
+            )
         with os.fdopen(fd, "rb", closefd=False) as fh:
             data = fh.read(MAX_BYTES + 1)
     except OSError as exc:
@@ -77,41 +97,75 @@ def read_json_file(path: Path, *, what: str = "file", lossy: str = ValidationCod
     return parse_json_bytes(data, str(path), what=what, lossy=lossy)
 
 
-def parse_json_bytes(data: bytes, where: str, *, what: str = "file", lossy: str = ValidationCode.NETRON_UNREADABLE) -> JsonFile:
+def parse_json_bytes(
+    data: bytes, where: str, *, what: str = "file", lossy: str = ValidationCode.NETRON_UNREADABLE
+) -> JsonFile:
     """Parse JSON text as Netron's ``JSON.parse`` sees it (see the module docstring)."""
     if data.startswith(_BOM):
-        data = data[len(_BOM):]
+        data = data[len(_BOM) :]
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return JsonFile(None, (Problem(ValidationCode.JSON_INVALID, where, f"the {what} is not UTF-8 text ({exc.reason} at byte {exc.start})"),))
+        return JsonFile(
+            None,
+            (
+                Problem(
+                    ValidationCode.JSON_INVALID,
+                    where,
+                    f"the {what} is not UTF-8 text ({exc.reason} at byte {exc.start})",
+                ),
+            ),
+        )
     changed: list[Problem] = []
 
     def integer(token: str) -> int | float:
         if len(token.lstrip("-")) > _DOUBLE_DIGITS:
             # Read as JavaScript does, so no later stage converts (or prints) an unbounded int.
-            changed.append(Problem(lossy, where, f"the integer {token[:40]}… of {len(token.lstrip('-')):,} digits is past the largest double: JavaScript reads it as Infinity"))
+            changed.append(
+                Problem(
+                    lossy,
+                    where,
+                    f"the integer {token[:40]}… of {len(token.lstrip('-')):,} digits is past the largest double: JavaScript reads it as Infinity",
+                )
+            )
             return -math.inf if token.startswith("-") else math.inf
         value = int(token)
         if abs(value) > _SAFE_INTEGER:
             try:
                 shown = float(value)
             except OverflowError:
-                changed.append(Problem(lossy, where, f"the integer {token[:40]}… is past the largest double: JavaScript reads it as Infinity"))
+                changed.append(
+                    Problem(
+                        lossy,
+                        where,
+                        f"the integer {token[:40]}… is past the largest double: JavaScript reads it as Infinity",
+                    )
+                )
                 return -math.inf if value < 0 else math.inf
-            changed.append(Problem(lossy, where,
-                                 f"the integer {token[:40]}{'…' if len(token) > 40 else ''} is past 2**53: JavaScript reads it as {_js(shown)}"))
+            changed.append(
+                Problem(
+                    lossy,
+                    where,
+                    f"the integer {token[:40]}{'…' if len(token) > 40 else ''} is past 2**53: JavaScript reads it as {_js(shown)}",
+                )
+            )
         return value
 
     def real(token: str) -> float:
         value = float(token)
         if math.isinf(value):
-            changed.append(Problem(lossy, where, f"the number {token[:40]} is past the largest double: JavaScript reads it as Infinity"))
+            changed.append(
+                Problem(
+                    lossy, where, f"the number {token[:40]} is past the largest double: JavaScript reads it as Infinity"
+                )
+            )
         return value
 
     def constant(token: str) -> float:
         # Read on, so the rows holding it can be named too; the file stays refused.
-        problem = Problem(ValidationCode.JSON_INVALID, where, f"{token} is not JSON: JavaScript's JSON.parse refuses the whole {what}")
+        problem = Problem(
+            ValidationCode.JSON_INVALID, where, f"{token} is not JSON: JavaScript's JSON.parse refuses the whole {what}"
+        )
         if problem not in changed:
             changed.append(problem)
         return float(token)
@@ -119,7 +173,9 @@ def parse_json_bytes(data: bytes, where: str, *, what: str = "file", lossy: str 
     try:
         value = json.loads(text, parse_int=integer, parse_float=real, parse_constant=constant)
     except RecursionError:
-        return JsonFile(None, (Problem(ValidationCode.JSON_INVALID, where, f"the {what} nests arrays or objects too deep to read"),))
+        return JsonFile(
+            None, (Problem(ValidationCode.JSON_INVALID, where, f"the {what} nests arrays or objects too deep to read"),)
+        )
     except ValueError as exc:
         return JsonFile(None, (Problem(ValidationCode.JSON_INVALID, where, f"the {what} is not JSON ({exc})"),))
     return JsonFile(value, tuple(changed), text)
@@ -183,17 +239,25 @@ def check_page_fits(files: Iterable[tuple[str, bytes] | None], outcome: str) -> 
                 f"reads the file as one JavaScript string); {outcome}.",
                 where=item[0],
                 remedy=f"export to a .onnx.json path and open the files at netron.app or in the Netron app, which open up "
-                       f"to {MAX_BYTES:,} bytes, or export a smaller view (granularity module, a lower depth).",
+                f"to {MAX_BYTES:,} bytes, or export a smaller view (granularity module, a lower depth).",
             )
 
 
 def read_input(path: Path, flag: str, outcome: str) -> bytes:
     """The bytes of a regular file a page can show, or ``invalid_path`` (a FIFO, a device, a folder, past
     :data:`PAGE_MAX_BYTES`)."""
-    def refuse(why: str, remedy: str = "pass the artifact (*.onnx.json) and its companion (*.onnx.attachment.json) "
-               "written by tlnetron export.") -> TlnetronError:
-        return TlnetronError(ErrorCode.INVALID_PATH, f"{flag}{' ' if flag else ''}{str(path)!r} {why}; {outcome}.",
-                             where=str(path), remedy=remedy)
+
+    def refuse(
+        why: str,
+        remedy: str = "pass the artifact (*.onnx.json) and its companion (*.onnx.attachment.json) "
+        "written by tlnetron export.",
+    ) -> TlnetronError:
+        return TlnetronError(
+            ErrorCode.INVALID_PATH,
+            f"{flag}{' ' if flag else ''}{str(path)!r} {why}; {outcome}.",
+            where=str(path),
+            remedy=remedy,
+        )
 
     try:
         info = path.stat()
@@ -202,9 +266,11 @@ def read_input(path: Path, flag: str, outcome: str) -> bytes:
     if not stat.S_ISREG(info.st_mode):
         raise refuse("is a folder" if stat.S_ISDIR(info.st_mode) else "is not a regular file")
     if info.st_size > PAGE_MAX_BYTES:
-        raise refuse(f"is {info.st_size:,} bytes, past the {PAGE_MAX_BYTES:,} a page's heat map can read (one JavaScript string)",
-                     f"open it at netron.app or in the Netron app, which open up to {MAX_BYTES:,} bytes "
-                     "(tlnetron validate checks it), or export a smaller view (granularity module, a lower depth).")
+        raise refuse(
+            f"is {info.st_size:,} bytes, past the {PAGE_MAX_BYTES:,} a page's heat map can read (one JavaScript string)",
+            f"open it at netron.app or in the Netron app, which open up to {MAX_BYTES:,} bytes "
+            "(tlnetron validate checks it), or export a smaller view (granularity module, a lower depth).",
+        )
     try:
         return path.read_bytes()
     except OSError as exc:

@@ -95,7 +95,9 @@ def _stats(torch: Any, t: Any) -> TensorStats:
         nonzero = torch.count_nonzero(t)
         lo_v, hi_v, nonzero_v = torch.stack((lo.long(), hi.long(), nonzero)).tolist()
         mu_v, sd_v = torch.stack((mu, sd)).tolist()
-        return TensorStats(numel, 0, 0, numel - int(nonzero_v), int(lo_v), int(hi_v), finite_float(mu_v), finite_float(sd_v))
+        return TensorStats(
+            numel, 0, 0, numel - int(nonzero_v), int(lo_v), int(hi_v), finite_float(mu_v), finite_float(sd_v)
+        )
     if dtype.itemsize < 4:  # float16, bfloat16, float8: summed in float32
         t = t.float()
     a = _numpy_view(t)
@@ -132,8 +134,14 @@ def _stats(torch: Any, t: Any) -> TensorStats:
         sd, mu = torch.std_mean(t, correction=0)
         values = torch.stack((lo, hi, mu, sd)).tolist()
     return TensorStats(
-        numel, nan, inf, zeros_all,
-        finite_float(values[0]), finite_float(values[1]), finite_float(values[2]), finite_float(values[3]),
+        numel,
+        nan,
+        inf,
+        zeros_all,
+        finite_float(values[0]),
+        finite_float(values[1]),
+        finite_float(values[2]),
+        finite_float(values[3]),
     )
 
 

@@ -446,8 +446,12 @@ _OPIR_FIELDS = (
     "function", "module_calls", "module_path", "duration_s", "flops", "nbytes", "num_params", "params",
     "multi_output_index", "buffer_address", "buffer_access", "location", "stats", "returned_as",
 )  # fmt: skip
-if tuple(f.name for f in fields(OpIR))[: len(_OPIR_FIELDS)] != _OPIR_FIELDS:  # pragma: no cover - guards an edit of ir.py
-    raise RuntimeError("tlnetron.ir.trace.OpIR's fields changed: update reader._OPIR_FIELDS and _read's OpIR(...) calls")
+if (
+    tuple(f.name for f in fields(OpIR))[: len(_OPIR_FIELDS)] != _OPIR_FIELDS
+):  # pragma: no cover - guards an edit of ir.py
+    raise RuntimeError(
+        "tlnetron.ir.trace.OpIR's fields changed: update reader._OPIR_FIELDS and _read's OpIR(...) calls"
+    )
 
 
 def _returned_as(op: Any) -> str | None:
@@ -654,8 +658,11 @@ def self_baseline_refusal(what: str) -> TlnetronError:
         f"the baseline is {what}: the diff of a capture with itself is vacuous.",
         where="baseline",
         remedy=(
-            "pass the reference run's trace (", Opt("baseline", Placeholder("ref_log")),
-            ", from a second torchlens.trace call), or a run identifier (", Opt("baseline", "run-id"), ").",
+            "pass the reference run's trace (",
+            Opt("baseline", Placeholder("ref_log")),
+            ", from a second torchlens.trace call), or a run identifier (",
+            Opt("baseline", "run-id"),
+            ").",
         ),
     )
 
@@ -678,8 +685,11 @@ def read_diff(subject: Any, reference: Any) -> DiffIR:
             f"baseline must be a torchlens Trace or a string, got {type(reference).__name__}.",
             where="baseline",
             remedy=(
-                "pass ", Opt("baseline", Placeholder("ref_log")), " (a Trace) or ",
-                Opt("baseline", "run-id"), " (recorded verbatim).",
+                "pass ",
+                Opt("baseline", Placeholder("ref_log")),
+                " (a Trace) or ",
+                Opt("baseline", "run-id"),
+                " (recorded verbatim).",
             ),
         )
     import torchlens
@@ -701,7 +711,9 @@ def read_diff(subject: Any, reference: Any) -> DiffIR:
             where="baseline",
             remedy=(
                 "compare two captures of the same model family (see TorchLens' differential docs), "
-                "or record a run identifier: ", Opt("baseline", "run-id"), ".",
+                "or record a run identifier: ",
+                Opt("baseline", "run-id"),
+                ".",
             ),
         ) from exc
     try:

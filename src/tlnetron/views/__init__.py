@@ -25,7 +25,9 @@ __all__ = ["Project", "Reads", "VIEWS", "View", "view"]
 
 
 class Project(Protocol):
-    def __call__(self, ir: TraceIR, options: ExportOptions, progress: Callable[[int, int], None] | None = None) -> Projection: ...
+    def __call__(
+        self, ir: TraceIR, options: ExportOptions, progress: Callable[[int, int], None] | None = None
+    ) -> Projection: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +53,9 @@ VIEWS: dict[str, View] = {
     Granularity.ROLLED: View(Granularity.ROLLED, project_rolled, Reads(brief_repeats=True)),
 }
 if tuple(sorted(VIEWS)) != tuple(sorted(GRANULARITY)):  # pragma: no cover - caught by the import in every test
-    raise RuntimeError(f"the views registry {sorted(VIEWS)} does not match the granularity vocabulary {sorted(GRANULARITY)}")
+    raise RuntimeError(
+        f"the views registry {sorted(VIEWS)} does not match the granularity vocabulary {sorted(GRANULARITY)}"
+    )
 
 
 def view(granularity: str) -> View:

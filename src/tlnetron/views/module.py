@@ -193,7 +193,9 @@ def _traverse(
     return bodies, position, inputs, outputs
 
 
-def _gather_returned(bodies: dict[str | None, _Body], position: dict[str, int], values: dict[str, PValue]) -> dict[str, list[Carrier]]:
+def _gather_returned(
+    bodies: dict[str | None, _Body], position: dict[str, int], values: dict[str, PValue]
+) -> dict[str, list[Carrier]]:
     """Innermost bodies first: each hands up one carrier per returned field, gathering what
     its ops and inner boxes return for that field in a structure node when there are several.
     Returns the root's carriers per field."""
@@ -267,7 +269,12 @@ def _choose(ir: TraceIR, options: ExportOptions) -> _Choice:
     opened_runs: frozenset[str] = frozenset()
     if options.depth is None:
         choice = open_main_blocks(ops, boxable, counts, depth, by_label, taken)
-        kept_calls, opened_runs, d, reason = boxable - choice.opened, choice.opened_runs, choice.reached, depth_reason(choice)
+        kept_calls, opened_runs, d, reason = (
+            boxable - choice.opened,
+            choice.opened_runs,
+            choice.reached,
+            depth_reason(choice),
+        )
     else:
         d, reason = options.depth, None
         kept_calls = {c for c in boxable if depth.get(c, 0) >= d}
@@ -275,12 +282,16 @@ def _choose(ir: TraceIR, options: ExportOptions) -> _Choice:
     return _Choice(kept, side, ops, by_label, taken, kept_calls, opened_runs, d, reason, inlined)
 
 
-def _place(c: _Choice, facts_of: dict[str, Facts]) -> tuple[Runs, dict[str | None, _Body], dict[str, int], list[OpIR], list[OpIR]]:
+def _place(
+    c: _Choice, facts_of: dict[str, Facts]
+) -> tuple[Runs, dict[str | None, _Body], dict[str, int], list[OpIR], list[OpIR]]:
     """Place every op and kept call in its body (see :func:`_traverse`), dissolving idle calls."""
     kept_calls = set(c.kept_calls)
     while True:
         runs = find_runs(c.ops, kept_calls, c.by_label, taken=set(c.taken), opened=c.opened_runs)
-        bodies, position, inputs, outputs = _traverse(c.ops, kept_calls, runs, c.by_label, c.kept.hidden_by_call, facts_of)
+        bodies, position, inputs, outputs = _traverse(
+            c.ops, kept_calls, runs, c.by_label, c.kept.hidden_by_call, facts_of
+        )
         # A call that takes nothing from outside and gives nothing back (e.g. one holding only
         # a buffer counter chain) would be a node with no edges, which the checker rejects:
         # dissolve it into its parent and place the ops again.
@@ -332,7 +343,9 @@ def _body_nodes(
     for item in b.items:
         if isinstance(item, OpIR):
             value = values[item.name]
-            nodes.append(op_node(item, item.parents, item.ports, typed=value.type is not None, facts=facts_of.get(item.name)))
+            nodes.append(
+                op_node(item, item.parents, item.ports, typed=value.type is not None, facts=facts_of.get(item.name))
+            )
             vals.append(value)
         else:
             node = call_nodes[item.label]
@@ -345,7 +358,14 @@ def _body_nodes(
 
 
 def _function(
-    label: str, b: _Body, runs: Runs, node: PNode, nodes: list[PNode], vals: list[PValue], values: dict[str, PValue], outs: tuple[str, ...]
+    label: str,
+    b: _Body,
+    runs: Runs,
+    node: PNode,
+    nodes: list[PNode],
+    vals: list[PValue],
+    values: dict[str, PValue],
+    outs: tuple[str, ...],
 ) -> PFunction:
     """The FunctionProto a call's (or run's) box calls: its body and its description."""
     notes = " ".join(runs.notes.get(label, ()))
@@ -355,7 +375,9 @@ def _function(
         doc = run_doc(b.call, node.facts, hidden, notes, groups)
     else:
         assert b.call is not None
-        doc = function_doc(b.call, node.facts, " ".join(t for t in (hidden, notes) if t), runs.container.get(label), groups)
+        doc = function_doc(
+            b.call, node.facts, " ".join(t for t in (hidden, notes) if t), runs.container.get(label), groups
+        )
     out_set = set(outs)
     body = PGraph(
         name=node.op_type,
@@ -368,7 +390,9 @@ def _function(
     return PFunction(name=node.op_type, domain=node.domain, body=body, overload=label)
 
 
-def project_module(ir: TraceIR, options: ExportOptions, progress: Callable[[int, int], None] | None = None) -> Projection:
+def project_module(
+    ir: TraceIR, options: ExportOptions, progress: Callable[[int, int], None] | None = None
+) -> Projection:
     """Project ``ir`` as nested module calls grouped at ``options.depth`` (None: automatic);
     ``progress(bodies, of)`` is called as the function bodies are built."""
     c = _choose(ir, options)
@@ -383,7 +407,9 @@ def project_module(ir: TraceIR, options: ExportOptions, progress: Callable[[int,
         if label is None or b.call is None:
             continue
         nodes, vals = _body_nodes(b, values, facts_of, call_nodes)
-        functions.append(_function(label, b, runs, call_nodes[label], nodes, vals, values, _ordered_outputs(b, position)))
+        functions.append(
+            _function(label, b, runs, call_nodes[label], nodes, vals, values, _ordered_outputs(b, position))
+        )
 
     root = bodies[None]
     nodes, vals = _body_nodes(root, values, facts_of, call_nodes)

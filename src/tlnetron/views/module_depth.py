@@ -17,7 +17,21 @@ from .runs import find_runs
 __all__ = ["MIN_MODULE_BOXES", "MIN_ROOT_BOXES", "TRIVIAL_OP_TYPES", "open_main_blocks"]
 
 TRIVIAL_OP_TYPES = frozenset(
-    {"getitem", "getattr", "view", "reshape", "contiguous", "to", "type", "identity", "clone", "detach", "flatten", "squeeze", "unsqueeze"}
+    {
+        "getitem",
+        "getattr",
+        "view",
+        "reshape",
+        "contiguous",
+        "to",
+        "type",
+        "identity",
+        "clone",
+        "detach",
+        "flatten",
+        "squeeze",
+        "unsqueeze",
+    }
 )
 """Ops that do not make a root graph a diagram on their own (the root of a wrapped model that only reshapes its input)."""
 
@@ -27,7 +41,6 @@ looks one level deeper: fewer do not read as an architecture diagram."""
 
 MIN_MODULE_BOXES = 2
 """Boxes to drill into (module calls, runs) below which the automatic depth looks deeper."""
-
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,6 +36,7 @@ __all__ = [
     "root_ranks",
 ]
 
+
 def input_names_value(ports: Iterable[str]) -> str | None:
     """Netron's ``input_names`` hook value (a Python list repr), or None when not expressible."""
     if isinstance(ports, tuple):

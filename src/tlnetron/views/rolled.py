@@ -79,7 +79,9 @@ def _edges(
     return drawn, feedback
 
 
-def _layer_node(head: OpIR, layer: str, ops: list[OpIR], drawn: dict[str, str], feedback: dict[str, list[int]]) -> tuple[PNode, PValue]:
+def _layer_node(
+    head: OpIR, layer: str, ops: list[OpIR], drawn: dict[str, str], feedback: dict[str, list[int]]
+) -> tuple[PNode, PValue]:
     """A layer of several passes (or of one renamed pass): one node, typed when its passes agree."""
     shapes: list[str] = []
     dtypes: list[str] = []
@@ -113,7 +115,9 @@ def _layer_node(head: OpIR, layer: str, ops: list[OpIR], drawn: dict[str, str], 
     return replace(node, role=role, attributes=tuple(sorted(attrs.items()))), value
 
 
-def project_rolled(ir: TraceIR, options: ExportOptions, progress: Callable[[int, int], None] | None = None) -> Projection:
+def project_rolled(
+    ir: TraceIR, options: ExportOptions, progress: Callable[[int, int], None] | None = None
+) -> Projection:
     """Project ``ir`` with one node per layer, after the buffer policy (``progress(layers, of)`` as it goes)."""
     show_buffers = options.show_buffers
     kept = apply_buffer_policy(ir.ops, show_buffers)
@@ -131,7 +135,9 @@ def project_rolled(ir: TraceIR, options: ExportOptions, progress: Callable[[int,
             # A single-pass layer is its one op: the op view's node, parents named by layer
             # (a single pass has no feedback, since every parent ran before it).
             value = values[layer] = op_value(head)
-            nodes.append(op_node(head, tuple(layer_of.get(p, p) for p in head.parents), head.ports, typed=value.type is not None))
+            nodes.append(
+                op_node(head, tuple(layer_of.get(p, p) for p in head.parents), head.ports, typed=value.type is not None)
+            )
         elif head.role == ROLE_OUTPUT:
             outputs.extend(replace(op, parents=tuple(layer_of.get(p, p) for p in op.parents)) for op in ops)
         else:

@@ -40,7 +40,9 @@ def _index(address: str) -> tuple[str, int] | None:
     return (prefix, int(tail)) if dot and tail.isdigit() and prefix else None
 
 
-def _body_items(ops: tuple[OpIR, ...], chain_of: Callable[[OpIR], tuple[str, ...]]) -> dict[str | None, list[str | None]]:
+def _body_items(
+    ops: tuple[OpIR, ...], chain_of: Callable[[OpIR], tuple[str, ...]]
+) -> dict[str | None, list[str | None]]:
     """Each body's items in execution order: kept calls by label, ops as None."""
     items: dict[str | None, list[str | None]] = {}
     seen: set[str] = set()
@@ -76,7 +78,9 @@ class _Candidate:
 
 
 def _candidates(
-    items: Mapping[str | None, list[str | None]], by_label: Mapping[str, ModuleCallIR], notes: dict[str | None, list[str]]
+    items: Mapping[str | None, list[str | None]],
+    by_label: Mapping[str, ModuleCallIR],
+    notes: dict[str | None, list[str]],
 ) -> list[_Candidate]:
     out: list[_Candidate] = []
     for body, seq in items.items():
@@ -232,7 +236,9 @@ def find_runs(
         params = sum(by_label[c].num_params for c in cand.calls)
         where: str | None
         if cand.whole and cand.body is not None:
-            run = RunIR(cand.body, cand.prefix, cls, tuple(cand.calls), cand.body, first, last, None, cand.skips, params)
+            run = RunIR(
+                cand.body, cand.prefix, cls, tuple(cand.calls), cand.body, first, last, None, cand.skips, params
+            )
             runs.container[cand.body] = run
             owner = where = cand.body
         else:

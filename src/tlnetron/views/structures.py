@@ -232,7 +232,9 @@ def _graph_inputs(inputs: list[OpIR], input_values: dict[str, PValue]) -> tuple[
     return g_inputs, in_nodes
 
 
-def _output_node(op: OpIR, name: str, parent: str | None, source: PValue | None, reachable: bool) -> tuple[PNode, PValue | None]:
+def _output_node(
+    op: OpIR, name: str, parent: str | None, source: PValue | None, reachable: bool
+) -> tuple[PNode, PValue | None]:
     """An ``output`` node of its own for a model output that cannot be a graph output by
     itself: it repeats another output or a model input, or its rank is unknown."""
     ty = source.io_type if source is not None else None
@@ -248,7 +250,11 @@ def _output_node(op: OpIR, name: str, parent: str | None, source: PValue | None,
         outputs=(name,),
         doc=(
             f"TorchLens output pseudo-op {op.name}: "
-            + ("this model output repeats another output or a model input." if stated else "its shape is not known, so it is not declared as a typed graph output.")
+            + (
+                "this model output repeats another output or a model input."
+                if stated
+                else "its shape is not known, so it is not declared as a typed graph output."
+            )
         ),
     )
     return node, (PValue(name, ty, doc=f"model output {op.name}") if stated else None)
@@ -297,7 +303,9 @@ def root_graph(
             if source is None and parent in input_values:
                 source = input_values[parent]
             if parent is not None and returnable(parent) and parent not in graph_inputs:
-                g_outputs.append(PValue(parent, produced[parent].type, doc=f"model output {op.name}", loose=produced[parent].loose))
+                g_outputs.append(
+                    PValue(parent, produced[parent].type, doc=f"model output {op.name}", loose=produced[parent].loose)
+                )
                 used.add(parent)
                 continue
             reach = parent is not None and (parent in produced or parent in input_values)
@@ -322,7 +330,11 @@ def root_graph(
             if parent is not None and returnable(parent) and parent not in graph_inputs:
                 source = produced[parent]
                 rename[parent] = field.name
-                g_outputs.append(PValue(field.name, source.type, doc=f"model output `{field.name}` ({_path(op)})", loose=source.loose))
+                g_outputs.append(
+                    PValue(
+                        field.name, source.type, doc=f"model output `{field.name}` ({_path(op)})", loose=source.loose
+                    )
+                )
                 used.add(parent)
                 continue
             source = produced.get(parent) if parent else None

@@ -108,7 +108,9 @@ def wrapped(line: str) -> str:
         return line
     # A number stays on the line of its unit ("16 B", "2 nodes"): the joining space is held while filling.
     held = _NUMBER_AND_UNIT.sub("\\1\x00", line)
-    filled = textwrap.fill(held, DESCRIPTION_WIDTH, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False)
+    filled = textwrap.fill(
+        held, DESCRIPTION_WIDTH, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False
+    )
     return filled.replace("\x00", " ")
 
 

@@ -77,8 +77,12 @@ def _finish_interrupted(destinations: Sequence[Path]) -> None:
     for entry in entries if isinstance(entries, list) else []:
         tmp_name, dest_name = entry if isinstance(entry, list) and len(entry) == 2 else ("", "")
         # Only a name this writer's scheme makes for one of these destinations is renamed.
-        ours = isinstance(dest_name, str) and dest_name in names and isinstance(tmp_name, str) and re.fullmatch(
-            rf"\.{re.escape(dest_name)}\.[0-9]+\.{_TMP}", tmp_name) is not None
+        ours = (
+            isinstance(dest_name, str)
+            and dest_name in names
+            and isinstance(tmp_name, str)
+            and re.fullmatch(rf"\.{re.escape(dest_name)}\.[0-9]+\.{_TMP}", tmp_name) is not None
+        )
         if ours:
             with contextlib.suppress(OSError):
                 os.replace(parent / tmp_name, parent / dest_name)
