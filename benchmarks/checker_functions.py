@@ -88,7 +88,8 @@ def main(argv: list[str] | None = None) -> int:
     from tlnetron.check.onnx_check import check_onnx
 
     print(
-        "| ops | functions | artifact MB | check_model | check_model(full_check=True) | full check per function | tlnetron's check_onnx | split |"
+        "| ops | functions | artifact MB | check_model | check_model(full_check=True) | full check per "
+        "function | tlnetron's check_onnx | split |"
     )
     print("|---:|---:|---:|---:|---:|---:|---:|---|")
     for n in [int(s) for s in args.sizes.split(",") if s]:
@@ -112,7 +113,8 @@ def main(argv: list[str] | None = None) -> int:
             }
         )
         print(
-            f"| {n:,} | {f:,} | {len(data) / 2**20:.1f} | {plain * 1e3:.0f} ms | {full * 1e3:.0f} ms | {full / max(f, 1) * 1e6:.0f} µs "
+            f"| {n:,} | {f:,} | {len(data) / 2**20:.1f} | {plain * 1e3:.0f} ms | {full * 1e3:.0f} ms | "
+            f"{full / max(f, 1) * 1e6:.0f} µs "
             f"| {ours * 1e3:.0f} ms | {'yes' if split[-1] else 'no'} |",
             flush=True,
         )

@@ -126,13 +126,15 @@ def main(argv: list[str] | None = None) -> int:
             med = {k: statistics.median(r[k] for r in runs[exporter]) for k in ("import_s", "first_s", "second_s")}
             cold[exporter] = statistics.median(r["import_s"] + r["first_s"] for r in runs[exporter])
             print(
-                f"| {model} | {args.granularity} | {exporter} | {med['import_s'] * 1e3:,.0f} ms | {med['first_s'] * 1e3:,.0f} ms "
+                f"| {model} | {args.granularity} | {exporter} | {med['import_s'] * 1e3:,.0f} ms | "
+                f"{med['first_s'] * 1e3:,.0f} ms "
                 f"| {cold[exporter] * 1e3:,.0f} ms | {med['second_s'] * 1e3:,.0f} ms |"
             )
         print(f"|  |  | ratio (import + first) |  |  | {cold['tlnetron'] / cold['reference']:.2f} |  |")
     total, worst = import_profile()
     print(
-        f"\n`from tlnetron import export` after torch and torchlens, by -X importtime: {total * 1e3:,.0f} ms of self time; the largest:"
+        f"\n`from tlnetron import export` after torch and torchlens, by -X importtime: {total * 1e3:,.0f} ms "
+        "of self time; the largest:"
     )
     for name, self_s in worst:
         print(f"  {self_s * 1e3:8,.1f} ms  {name}")

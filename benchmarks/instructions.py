@@ -211,7 +211,8 @@ def table(results: list[dict[str, Any]]) -> str:
             continue
         for row in res["rows"]:
             lines.append(
-                f"| {res['model']} | {row['view']} | {row['tlnetron_ir'] / 1e6:,.1f} M | {row['reference_ir'] / 1e6:,.1f} M "
+                f"| {res['model']} | {row['view']} | {row['tlnetron_ir'] / 1e6:,.1f} M | "
+                f"{row['reference_ir'] / 1e6:,.1f} M "
                 f"| {row['ratio']:.3f} | <= {TARGETS[row['view']]} |"
             )
     out = "\n".join(lines)
@@ -263,7 +264,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{res['model']}:", file=sys.stderr)
             for row in res.get("rows", []):
                 print(
-                    f"  {row['view']:7s} tlnetron {row['tlnetron_ir'] / 1e6:8.1f} M  reference {row['reference_ir'] / 1e6:8.1f} M  ratio {row['ratio']:.3f}",
+                    f"  {row['view']:7s} tlnetron {row['tlnetron_ir'] / 1e6:8.1f} M  reference "
+                    f"{row['reference_ir'] / 1e6:8.1f} M  ratio {row['ratio']:.3f}",
                     file=sys.stderr,
                 )
             if "error" in res:

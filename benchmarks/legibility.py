@@ -4,8 +4,9 @@ Each model of ``tests/zoo.py`` ``DEEP`` (GPT-2 24, Llama 32 and 80, BERT and ViT
 Whisper 12+12, Mixtral 8) is traced, exported with the default module view and opened in
 Netron 9.3 in headless Chromium the way a person does (drop the model, then the companion).
 Per model: the root's draw time (the model's drop until the canvas is drawn; beside it the
-whole open: the app's start, the drop and the companion's), its canvas (the SVG viewBox, px at Netron's default zoom), the boxes, the boxes to
-drill into and the output nodes; then the first run box is opened and measured the same way.
+whole open: the app's start, the drop and the companion's), its canvas (the SVG viewBox, px
+at Netron's default zoom), the boxes, the boxes to drill into and the output nodes; then the first
+run box is opened and measured the same way.
 ``--chains`` also opens Llama-32's and Llama-80's runs drawn as one chain of calls (what
 tlnetron would draw without groups), the comparison behind ``tlnetron.views.runs.RUN_CHAIN_MAX``.
 
@@ -109,7 +110,8 @@ def main(argv: list[str] | None = None) -> int:
                 results[f"{name} as one chain"] = chain
                 run = chain["run"]
                 print(
-                    f"{name:<11} the run as one chain: {run['width']:.0f} x {run['height']:.0f} px, drilled in {chain['drill_s']:.2f} s"
+                    f"{name:<11} the run as one chain: {run['width']:.0f} x {run['height']:.0f} px, drilled in "
+                    f"{chain['drill_s']:.2f} s"
                 )
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "legibility.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")

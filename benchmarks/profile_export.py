@@ -258,13 +258,15 @@ def main(argv: list[str] | None = None) -> int:
         missing = install(timer)
         if missing:
             print(
-                f"(stage functions not found in tlnetron.pipeline / tlnetron.api / tlnetron.write.pair, not timed: {missing})\n"
+                "(stage functions not found in tlnetron.pipeline / tlnetron.api / tlnetron.write.pair, not "
+                f"timed: {missing})\n"
             )
         for g in grans:
             st = stage_table(log, g, args.reps, tmp, timer)
             staged = sum(v for _, v in st["stages"])
             print(
-                f"## {g} view: tlnetron.export median {st['total_s'] * 1000:.1f} ms over {args.reps} exports (sum of the stage medians: {staged * 1000:.1f} ms)\n"
+                f"## {g} view: tlnetron.export median {st['total_s'] * 1000:.1f} ms over {args.reps} exports "
+                f"(sum of the stage medians: {staged * 1000:.1f} ms)\n"
             )
             print("| stage | median ms | share of the stage sum |")
             print("|---|---:|---:|")
@@ -273,12 +275,14 @@ def main(argv: list[str] | None = None) -> int:
             n0, n1, n2 = st["gc_collections"]
             print(
                 f"\nOf the total, {st['gc_s'] * 1000:.1f} ms ({st['gc_s'] / st['total_s']:.0%}) were cyclic-GC pauses "
-                f"({n0}/{n1}/{n2} collections of generation 0/1/2; a generation-2 pass walks every object alive, the trace and the model included), "
+                f"({n0}/{n1}/{n2} collections of generation 0/1/2; a generation-2 pass walks every object "
+                "alive, the trace and the model included), "
                 f"spread over the stages above."
             )
             text, entries = profiles[g]
             print(
-                f"\ncProfile, top {args.top} by cumulative time (tlnetron/onnx/protobuf/json only; per export, profiler overhead included):\n"
+                f"\ncProfile, top {args.top} by cumulative time (tlnetron/onnx/protobuf/json only; per export, "
+                "profiler overhead included):\n"
             )
             print(text)
             print()

@@ -179,7 +179,8 @@ def _fmt_s(x: float | None) -> str:
 
 def table(results: list[dict[str, Any]]) -> str:
     lines = [
-        "| model | ops | trace | view | tlnetron (median) | reference (median) | ratio (median of pairs) | target | | tlnetron / trace | first call tlnetron / reference |",
+        "| model | ops | trace | view | tlnetron (median) | reference (median) | ratio (median of pairs) | "
+        "target | | tlnetron / trace | first call tlnetron / reference |",
         "|---|---:|---:|---|---:|---:|---:|---:|---|---:|---:|",
     ]
     for m in results:
@@ -189,13 +190,15 @@ def table(results: list[dict[str, Any]]) -> str:
                 err = r.get("error_a") or r.get("error_b")
                 who = "tlnetron" if "error_a" in r else "reference"
                 lines.append(
-                    f"| {m['model']} | {m['ops']} | {m['trace_s']:.2f} s | {g} | ERROR ({who}): {err[:120]} | | | | | | |"
+                    f"| {m['model']} | {m['ops']} | {m['trace_s']:.2f} s | {g} | ERROR ({who}): {err[:120]} | "
+                    "| | | | | |"
                 )
                 continue
             verdict = "PASS" if r["median_ratio"] <= TARGETS[g] else "MISS"
             cold = "*" if r.get("cold") else ""
             lines.append(
-                f"| {m['model']} | {m['ops']} | {m['trace_s']:.2f} s | {g} | {_fmt_s(r['median_a'])} | {_fmt_s(r['median_b'])} | "
+                f"| {m['model']} | {m['ops']} | {m['trace_s']:.2f} s | {g} | {_fmt_s(r['median_a'])} | "
+                f"{_fmt_s(r['median_b'])} | "
                 f"{r['median_ratio']:.2f} | <= {TARGETS[g]} | {verdict} | {r['median_a'] / m['trace_s']:.1%} | "
                 f"{_fmt_s(r['first_a'])} / {_fmt_s(r['first_b'])}{cold} |"
             )
@@ -207,7 +210,8 @@ def stats_table(results: list[dict[str, Any]]) -> str:
     export comes to the bytes-read limit (the export without statistics plus one pass over
     the captured bytes, the least any exact statistics can add)."""
     lines = [
-        "| model | captured | one pass | statistics alone | view | tlnetron | without statistics | statistics' share | ratio | ratio without | limit ratio (without + one pass) |",
+        "| model | captured | one pass | statistics alone | view | tlnetron | without statistics | statistics' "
+        "share | ratio | ratio without | limit ratio (without + one pass) |",
         "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|",
     ]
     for m in results:
@@ -217,8 +221,10 @@ def stats_table(results: list[dict[str, Any]]) -> str:
                 continue
             b = r["median_b"]
             lines.append(
-                f"| {m['model']} | {c['tensors']} tensors, {c['bytes'] / 1e6:.1f} MB | {_fmt_s(c['one_pass_s'])} | {_fmt_s(c['stats_s'])} | "
-                f"{r['granularity']} | {_fmt_s(r['median_a'])} | {_fmt_s(r['median_a0'])} | {r['stats_share']:.0%} | {r['median_ratio']:.2f} | "
+                f"| {m['model']} | {c['tensors']} tensors, {c['bytes'] / 1e6:.1f} MB | "
+                f"{_fmt_s(c['one_pass_s'])} | {_fmt_s(c['stats_s'])} | "
+                f"{r['granularity']} | {_fmt_s(r['median_a'])} | {_fmt_s(r['median_a0'])} | "
+                f"{r['stats_share']:.0%} | {r['median_ratio']:.2f} | "
                 f"{r['median_a0'] / b:.2f} | {(r['median_a0'] + c['one_pass_s']) / b:.2f} |"
             )
     return "\n".join(lines)
@@ -235,13 +241,15 @@ def main(argv: list[str] | None = None) -> int:
         "--dir",
         type=Path,
         default=None,
-        help="write the exports under this folder (e.g. /dev/shm, to leave the disk out); default: the system's temporary folder",
+        help="write the exports under this folder (e.g. /dev/shm, to leave the disk out); default: the system's "
+        "temporary folder",
     )
     ap.add_argument(
         "--activation-stats",
         action=argparse.BooleanOptionalAction,
         default=False,
-        help="time tlnetron with activation statistics (default off: the reference computes none, so the comparison stays like for like)",
+        help="time tlnetron with activation statistics (default off: the reference computes none, so the comparison "
+        "stays like for like)",
     )
     args = ap.parse_args(argv)
     names = [m.strip() for m in args.models.split(",") if m.strip()]
@@ -283,7 +291,8 @@ def main(argv: list[str] | None = None) -> int:
                 rows.append(r)
                 if "median_ratio" in r:
                     print(
-                        f"  {g:7s} tlnetron {_fmt_s(r['median_a']):>8s}  reference {_fmt_s(r['median_b']):>8s}  ratio {r['median_ratio']:.2f}",
+                        f"  {g:7s} tlnetron {_fmt_s(r['median_a']):>8s}  reference {_fmt_s(r['median_b']):>8s} "
+                        f" ratio {r['median_ratio']:.2f}",
                         flush=True,
                     )
                 else:
@@ -300,7 +309,8 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(md)
     print(
-        "\n* = the process's first export call (true cold); other 'first call' numbers are the first call on that row, after earlier rows warmed shared code."
+        "\n* = the process's first export call (true cold); other 'first call' numbers are the first call on "
+        "that row, after earlier rows warmed shared code."
     )
     doc = {
         "script": "benchmarks/run.py",

@@ -419,7 +419,8 @@ def verify() -> list[str]:
             diffs = [(a, b) for a, b in zip(r_ops, s_ops) if a != b][:1] or [(r_calls[:2], s_calls[:2])]
             detail = f" first difference: real={diffs[0][0]} synthetic={diffs[0][1]}"
         out.append(
-            f"synthetic '{name}' IR {'matches' if ok else 'DIFFERS from'} torchlens' trace of the torch model ({len(r_ops)} ops, {len(r_calls)} module calls).{detail}"
+            f"synthetic '{name}' IR {'matches' if ok else 'DIFFERS from'} torchlens' trace of the torch model "
+            f"({len(r_ops)} ops, {len(r_calls)} module calls).{detail}"
         )
     return out
 
@@ -670,7 +671,8 @@ def run_torch(n_blocks: int, plan: list[tuple[str, str]], timeout: float) -> dic
             current.update(times=msg["times"], median_s=msg["median_s"], timed_out=False)
             result["exports"].append(current)
             print(
-                f"    {current['who']:9s} {current['granularity']:7s} {msg['median_s']:.3f} s  (calls: {', '.join(f'{t:.3f}' for t in msg['times'])})",
+                f"    {current['who']:9s} {current['granularity']:7s} {msg['median_s']:.3f} s  (calls: "
+                f"{', '.join(f'{t:.3f}' for t in msg['times'])})",
                 flush=True,
             )
             current = None
@@ -723,7 +725,8 @@ def synthetic_table(rows: list[dict[str, Any]], sizes: list[int]) -> str:
     head = (
         "| shape | view | "
         + " | ".join(f"~{n:,} ops: export / per op / peak MB" for n in sizes)
-        + " | per-op growth (worst size / smallest) | user-CPU per-op growth (worst / smallest) | page faults per op, kernel µs per op (largest) |"
+        + " | per-op growth (worst size / smallest) | user-CPU per-op growth (worst / smallest) | page faults "
+        "per op, kernel µs per op (largest) |"
     )
     lines = [head, "|---|---|" + "---:|" * len(sizes) + "---:|---:|---:|"]
     keys = sorted(
@@ -864,7 +867,8 @@ def plot(rows: list[dict[str, Any]], torch_results: list[dict[str, Any]], out: P
     fails = sorted({(r["ops_requested"], r["variant"]) for r in rows if "error" in r and r["granularity"] == "module"})
     if fails:
         ax1.annotate(
-            f"module view refused at ~{fails[0][0]:,} ops\n({', '.join(v for _, v in fails)}: onnx.checker's\n10,000 local-function limit)",
+            f"module view refused at ~{fails[0][0]:,} ops\n({', '.join(v for _, v in fails)}: "
+            "onnx.checker's\n10,000 local-function limit)",
             xy=(fails[0][0], 0.3),
             xycoords=("data", "axes fraction"),
             xytext=(-4, 0),
@@ -968,7 +972,9 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"{v:7s} {g:7s} ~{n:>7,} ops  ERROR {r['error']}", flush=True)
                 else:
                     print(
-                        f"{v:7s} {g:7s} {r['ops']:>7,} ops  {_ms(r['median_s']):>8s}  {r['median_s'] / r['ops'] * 1e6:6.1f} µs/op  peak {r['peak_delta_mb']:7.1f} MB  (nodes {r['nodes']}, functions {r['functions']}, artifact {r['artifact_mb']:.1f} MB)",
+                        f"{v:7s} {g:7s} {r['ops']:>7,} ops  {_ms(r['median_s']):>8s}  "
+                        f"{r['median_s'] / r['ops'] * 1e6:6.1f} µs/op  peak {r['peak_delta_mb']:7.1f} MB  "
+                        f"(nodes {r['nodes']}, functions {r['functions']}, artifact {r['artifact_mb']:.1f} MB)",
                         flush=True,
                     )
 

@@ -358,7 +358,8 @@ class _Compiler:
             out.append(f"{inner}    if key not in {var}:")
             missing = f"sorted(k for k in {needed} if k not in {var})"
             out.append(
-                f"{inner}        {self.use('_fail')}('must contain ' + str({missing}) + ' properties', {var}, path, {self.more(path)}, {self.const(schema)}, 'required')"
+                f"{inner}        {self.use('_fail')}('must contain ' + str({missing}) + ' properties', {var}, "
+                f"path, {self.more(path)}, {self.const(schema)}, 'required')"
             )
         if not props and extra is True:
             return
@@ -378,7 +379,9 @@ class _Compiler:
         if extra is False:
             allowed = self.const(tuple(props), "_K")
             rest.append(
-                f"{body}    {self.use('_fail')}('must not contain ' + str(sorted(k for k in {var} if k not in {allowed})) + ' properties', {var}, path, {self.more(path)}, {self.const(schema)}, 'additionalProperties')"
+                f"{body}    {self.use('_fail')}('must not contain ' + str(sorted(k for k in {var} if k not in "
+                f"{allowed})) + ' properties', {var}, path, {self.more(path)}, {self.const(schema)}, "
+                "'additionalProperties')"
             )
         else:
             self.emit(extra, value, [*path, key], rest, depth + 3, doc)

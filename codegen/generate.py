@@ -275,7 +275,8 @@ def vocabularies(schema: Schema) -> list[Vocabulary]:
         for member, attr in names.items():
             if not isinstance(attr, str) or not re.fullmatch(r"[A-Z][A-Z0-9_]*", attr) or not attr.isidentifier():
                 raise CodegenError(
-                    f"schema/{schema.file}: {name}: x-tlnetron-names gives {member!r} the name {attr!r}, not an UPPER_CASE identifier"
+                    f"schema/{schema.file}: {name}: x-tlnetron-names gives {member!r} the name {attr!r}, not "
+                    "an UPPER_CASE identifier"
                 )
         members = [(c, names.get(c) or upper_name(c), docs[c]) for c in enum]
         _unique([attr for _, attr, _ in members], f"vocabulary {name}")
@@ -378,11 +379,13 @@ def _template(text: Any, allowed: tuple[str, ...], where: str) -> str:
             continue
         if field not in ALL_PLACEHOLDERS:
             raise CodegenError(
-                f"{where}: template {text!r} has unknown placeholder {{{field}}} (allowed: {', '.join(ALL_PLACEHOLDERS)})"
+                f"{where}: template {text!r} has unknown placeholder {{{field}}} (allowed: "
+                f"{', '.join(ALL_PLACEHOLDERS)})"
             )
         if field not in allowed:
             raise CodegenError(
-                f"{where}: template {text!r} uses {{{field}}}, which this scope does not provide (allowed: {', '.join(allowed)})"
+                f"{where}: template {text!r} uses {{{field}}}, which this scope does not provide (allowed: "
+                f"{', '.join(allowed)})"
             )
         if spec or conversion:
             raise CodegenError(f"{where}: template {text!r}: write {{{field}}} bare (no conversion or format spec)")
@@ -435,7 +438,8 @@ def metric_table(vocab: Schema, meta: Schema, node: Schema) -> MetricTable:
             raise CodegenError(f"{where}: {at}: format {entry['format']!r} is not one of {', '.join(METRIC_FORMATS)}")
         if entry["companion_value"] not in COMPANION_VALUES:
             raise CodegenError(
-                f"{where}: {at}: companion_value {entry['companion_value']!r} is not one of {', '.join(COMPANION_VALUES)}"
+                f"{where}: {at}: companion_value {entry['companion_value']!r} is not one of "
+                f"{', '.join(COMPANION_VALUES)}"
             )
         checked: dict[str, Any] = {
             "fact": fact,

@@ -1,6 +1,7 @@
 """The checker runs with glibc's fastbins off on large models, and the heap is trimmed after it.
 
-``onnx_check.check_onnx`` (through ``perf.checker_allocator``) turns glibc's fastbins off (``mallopt(M_MXFAST, 0)``) while
+``onnx_check.check_onnx`` (through ``perf.checker_allocator``) turns glibc's fastbins off
+(``mallopt(M_MXFAST, 0)``) while
 ``onnx.checker`` checks a model of at least ``FASTBINS_OFF_FROM_BYTES`` serialized bytes,
 restores glibc's default afterwards, also when the check fails, and then hands the heap the
 checker freed back to the system (``malloc_trim(0)``). Speed and memory measures only
@@ -31,11 +32,20 @@ M_MXFAST = 1
 def _chain(n: int) -> TraceIR:
     def op(name: str, role: str, parents: tuple[str, ...] = ()) -> OpIR:
         return OpIR(
-            name=name, layer=name, pass_index=1, num_passes=1, op_type={ROLE_OP: "relu"}.get(role, role),
-            role=role, shape=(4, 8), dtype="float32", parents=parents,
-            ports=tuple(f"arg{i}" for i in range(len(parents))), function="torch.relu" if role == ROLE_OP else None,
-            duration_s=1e-6 if role == ROLE_OP else None, flops=32 if role == ROLE_OP else None,
-        )  # fmt: skip
+            name=name,
+            layer=name,
+            pass_index=1,
+            num_passes=1,
+            op_type={ROLE_OP: "relu"}.get(role, role),
+            role=role,
+            shape=(4, 8),
+            dtype="float32",
+            parents=parents,
+            ports=tuple(f"arg{i}" for i in range(len(parents))),
+            function="torch.relu" if role == ROLE_OP else None,
+            duration_s=1e-6 if role == ROLE_OP else None,
+            flops=32 if role == ROLE_OP else None,
+        )
 
     ops = [op("input_1", ROLE_INPUT)]
     for i in range(1, n + 1):
@@ -147,10 +157,12 @@ if sys.argv[1] == "untrimmed":
 ir = _chain(20000)
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
-    export_ir(_chain(200), Path({path!r}), granularity=Granularity.OP, depth=None, show_buffers=BufferPolicy.MEANINGFUL, attachment=None)
+    export_ir(_chain(200), Path({path!r}), granularity=Granularity.OP, depth=None,
+              show_buffers=BufferPolicy.MEANINGFUL, attachment=None)
     gc.collect()
     before = rss_mb()
-    export_ir(ir, Path({path!r}), granularity=Granularity.OP, depth=None, show_buffers=BufferPolicy.MEANINGFUL, attachment=None)
+    export_ir(ir, Path({path!r}), granularity=Granularity.OP, depth=None,
+              show_buffers=BufferPolicy.MEANINGFUL, attachment=None)
 gc.collect()
 print(rss_mb() - before)
 """

@@ -368,7 +368,10 @@ def test_console_script_is_installed() -> None:
 
 def _modules_after(code: str) -> set[str]:
     """The heavy modules imported by ``code`` in a fresh interpreter."""
-    probe = f"{code}\nimport sys\nprint('loaded:' + ','.join(m for m in ('onnx', 'torch', 'torchlens', 'ml_dtypes', 'numpy') if m in sys.modules))"
+    probe = (
+        f"{code}\nimport sys\nprint('loaded:' + ','.join(m for m in ('onnx', 'torch', 'torchlens', 'ml_dtypes', "
+        "'numpy') if m in sys.modules))"
+    )
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=TIMEOUT)
     assert proc.returncode == 0, proc.stderr
     last = proc.stdout.strip().splitlines()[-1]
@@ -773,7 +776,8 @@ def test_torchlens_warnings_while_loading_print_as_one_line(saved: Path, tmp_pat
         "    warnings.warn(torchlens.errors.TorchLensWarning('this save was written by an older\\n  torchlens'))\n"
         "    return real(path)\n"
         "tlnetron.read.trace.load_saved_trace = load\n"
-        f"sys.exit(tlnetron.cli.main(['export', {str(saved)!r}, '-o', {str(tmp_path / 'm.onnx.json')!r}, '--no-progress']))\n"
+        f"sys.exit(tlnetron.cli.main(['export', {str(saved)!r}, '-o', {str(tmp_path / 'm.onnx.json')!r}, "
+        "'--no-progress']))\n"
     )
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=TIMEOUT)
     assert proc.returncode == 0, proc.stderr

@@ -447,7 +447,8 @@ def test_mypy_reads_the_constants_as_literals(tmp_path: Path) -> None:
     use = textwrap.dedent(
         """\
             from typing import Literal
-            from vocab import COMPANION_SIGNATURE, PASSES_ROW, CompanionRowName, Domain, DomainName, Granularity, GranularityName, METRICS
+            from vocab import COMPANION_SIGNATURE, PASSES_ROW, CompanionRowName, Domain, DomainName
+            from vocab import Granularity, GranularityName, METRICS
 
             ok: GranularityName = Granularity.MODULE
             also_ok: DomainName = Domain.LOSSY

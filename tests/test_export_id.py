@@ -163,12 +163,28 @@ def test_without_a_companion_the_id_is_the_artifacts_digest(small: torchlens.Tra
 TINY_IR = TraceIR(
     ops=(
         OpIR("input_1", "input_1", 1, 1, "input", "input", (2, 4), "float32", nbytes=32),
-        OpIR("relu_1_1", "relu_1_1", 1, 1, "relu", "op", (2, 4), "float32", parents=("input_1",), ports=("arg0",), duration_s=1e-6, flops=8, nbytes=32),
-        OpIR("output_1", "output_1", 1, 1, "output", "output", (2, 4), "float32", parents=("relu_1_1",), ports=("arg0",)),
+        OpIR(
+            "relu_1_1",
+            "relu_1_1",
+            1,
+            1,
+            "relu",
+            "op",
+            (2, 4),
+            "float32",
+            parents=("input_1",),
+            ports=("arg0",),
+            duration_s=1e-6,
+            flops=8,
+            nbytes=32,
+        ),
+        OpIR(
+            "output_1", "output_1", 1, 1, "output", "output", (2, 4), "float32", parents=("relu_1_1",), ports=("arg0",)
+        ),
     ),
     calls=(),
     honesty=Honesty(capture_status=CaptureStatus.COMPLETE, verified=True),
-)  # fmt: skip
+)
 
 
 def test_a_memory_only_export_carries_an_id() -> None:

@@ -51,7 +51,8 @@ for view in ("op", "module"):
         "node_meta": [{p["key"]: p["value"] for p in n.get("metadataProps", [])} for n in nodes],
         "rows": comp["metrics"],
     }
-out["sum"] = facts.sum_facts([facts.Facts(peak_bytes=3), facts.Facts(peak_bytes=4), facts.Facts()], inclusive=True).peak_bytes
+three = [facts.Facts(peak_bytes=3), facts.Facts(peak_bytes=4), facts.Facts()]
+out["sum"] = facts.sum_facts(three, inclusive=True).peak_bytes
 out["absent"] = facts.sum_facts([facts.Facts(), facts.Facts()], inclusive=True).peak_bytes
 print(json.dumps(out))
 """
@@ -100,10 +101,18 @@ def test_a_new_metric_is_a_schema_row_a_field_and_a_reader_line(tmp_path: Path) 
     before = {p.relative_to(pkg): p.read_bytes() for p in pkg.rglob("*") if p.is_file()}
     _add_metric(pkg)
     gen = subprocess.run(
-        [sys.executable, str(ROOT / "codegen" / "generate.py"), "--schema-dir", str(pkg / "schema"),
-         "--out-dir", str(pkg / "_generated")],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            str(ROOT / "codegen" / "generate.py"),
+            "--schema-dir",
+            str(pkg / "schema"),
+            "--out-dir",
+            str(pkg / "_generated"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert gen.returncode == 0, gen.stderr
     changed = sorted(
         str(p.relative_to(pkg))
@@ -123,8 +132,12 @@ def test_a_new_metric_is_a_schema_row_a_field_and_a_reader_line(tmp_path: Path) 
     env = {**os.environ, "PYTHONPATH": str(tmp_path / "src")}
     run = subprocess.run(
         [sys.executable, "-c", CHECK, str(out_dir), str(ROOT / "tests")],
-        capture_output=True, text=True, env=env, cwd=tmp_path, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        check=False,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     got = json.loads(run.stdout.strip().splitlines()[-1])
 

@@ -91,7 +91,10 @@ def _refusal(call: Any) -> TlnetronError:
 def test_serve_files_and_page_from_files_check_their_paths_up_front(
     tmp_path: Path, case: str, surface: str, which: str
 ) -> None:
-    """Called from Python, they refuse as write_page does (same code and words), before reading: no server, nothing written."""
+    """Called from Python, they refuse as write_page does (same code and words), before reading.
+
+    No server starts and nothing is written.
+    """
     import threading
 
     from tlnetron.options import check_os_limits

@@ -284,7 +284,7 @@ def test_a_write_with_no_files_commits_nothing(tmp_path: Path) -> None:
     assert os.listdir(tmp_path) == []
 
 
-# ------------------------------------------------------------------ one pair, one critical section; repair touches only its own names
+# ---------------------------------------------- one pair, one critical section; repair touches only its own names
 
 
 def _variant_writer(folder: str, name: str, length: int, rounds: int) -> None:

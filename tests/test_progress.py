@@ -130,9 +130,22 @@ def test_the_module_view_reports_while_building_its_function_bodies(tmp_path: Pa
         for op_type in ("linear", "relu"):
             name = f"{op_type}_{i}"
             ops.append(
-                OpIR(name=name, layer=name, pass_index=1, num_passes=1, op_type=op_type, role=ROLE_OP, shape=(2,), dtype="float32",
-                     parents=(last,), ports=("arg0",), module_calls=(label,), module_path=f"blocks.{i}", duration_s=1e-6)
-            )  # fmt: skip
+                OpIR(
+                    name=name,
+                    layer=name,
+                    pass_index=1,
+                    num_passes=1,
+                    op_type=op_type,
+                    role=ROLE_OP,
+                    shape=(2,),
+                    dtype="float32",
+                    parents=(last,),
+                    ports=("arg0",),
+                    module_calls=(label,),
+                    module_path=f"blocks.{i}",
+                    duration_s=1e-6,
+                )
+            )
             last = name
     ops.append(
         OpIR(
@@ -151,9 +164,14 @@ def test_the_module_view_reports_while_building_its_function_bodies(tmp_path: Pa
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TlnetronWarning)  # 300 boxes in a row: past the legibility budget
         result = export_ir(
-            TraceIR(ops=tuple(ops), calls=tuple(calls)), tmp_path / "m.onnx.json", granularity=Granularity.MODULE,
-            depth=None, show_buffers=BufferPolicy.MEANINGFUL, attachment=None, progress=lambda *a: reports.append(a),
-        )  # fmt: skip
+            TraceIR(ops=tuple(ops), calls=tuple(calls)),
+            tmp_path / "m.onnx.json",
+            granularity=Granularity.MODULE,
+            depth=None,
+            show_buffers=BufferPolicy.MEANINGFUL,
+            attachment=None,
+            progress=lambda *a: reports.append(a),
+        )
     # The 300 calls are one run, drawn open at the root on 16 groups of consecutive calls.
     assert result.function_count == 300 + 16
     _assert_well_formed(reports, first="project")  # export_ir is given a read IR

@@ -554,10 +554,18 @@ def test_a_node_the_schema_refuses_is_never_written(tmp_path: Path) -> None:
     def op(name: str, role: str, parents: tuple[str, ...] = (), function: str | None = None) -> OpIR:
         bad = function == "bad"
         return OpIR(
-            name=name, layer=name, pass_index=0 if bad else 1, num_passes=2 if bad else 1, op_type={ROLE_OP: "relu"}.get(role, role),
-            role=role, shape=(2,), dtype="float32", parents=parents,
-            ports=tuple(f"arg{i}" for i in range(len(parents))), function=function,
-        )  # fmt: skip
+            name=name,
+            layer=name,
+            pass_index=0 if bad else 1,
+            num_passes=2 if bad else 1,
+            op_type={ROLE_OP: "relu"}.get(role, role),
+            role=role,
+            shape=(2,),
+            dtype="float32",
+            parents=parents,
+            ports=tuple(f"arg{i}" for i in range(len(parents))),
+            function=function,
+        )
 
     def ir(function: str) -> TraceIR:
         return TraceIR(

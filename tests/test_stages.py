@@ -149,8 +149,16 @@ def op(
     kw.setdefault("layer", name)
     kw.setdefault("pass_index", 1)
     kw.setdefault("num_passes", 1)
-    return OpIR(name=name, op_type=op_type, role=role, shape=shape, dtype=dtype, parents=parents,
-                ports=tuple(f"arg{i}" for i in range(len(parents))), **kw)  # fmt: skip
+    return OpIR(
+        name=name,
+        op_type=op_type,
+        role=role,
+        shape=shape,
+        dtype=dtype,
+        parents=parents,
+        ports=tuple(f"arg{i}" for i in range(len(parents))),
+        **kw,
+    )
 
 
 def inp(name: str, shape: tuple[int, ...] = (2, 3)) -> OpIR:
@@ -167,8 +175,17 @@ COMPLETE = Honesty(capture_status=CaptureStatus.COMPLETE, verified=True, trace_o
 CHAIN = TraceIR(
     ops=(
         inp("input_1"),
-        op("linear_1_1", "linear", "input_1", function="torch.nn.functional.linear", duration_s=2e-6, flops=48, nbytes=32,
-           num_params=16, params=(("weight", (4, 3)), ("bias", (4,)))),
+        op(
+            "linear_1_1",
+            "linear",
+            "input_1",
+            function="torch.nn.functional.linear",
+            duration_s=2e-6,
+            flops=48,
+            nbytes=32,
+            num_params=16,
+            params=(("weight", (4, 3)), ("bias", (4,))),
+        ),
         op("relu_1_2", "relu", "linear_1_1", function="torch.relu", duration_s=1e-6, flops=8, nbytes=32),
         out("output_1", "relu_1_2"),
     ),
@@ -176,26 +193,70 @@ CHAIN = TraceIR(
     honesty=COMPLETE,
     torchlens_version="2.0",
     torch_version="2.13.0",
-)  # fmt: skip
+)
 
 # BatchNorm in train mode: its bookkeeping buffers (running_mean, running_var, the
 # num_batches_tracked counter and the add_ that bumps it), then a model buffer of its own.
 BATCHNORM = TraceIR(
     ops=(
         inp("input_1"),
-        op("buffer_1", "buffer", role=ROLE_BUFFER, shape=(3,), buffer_address="bn.running_mean", buffer_access="read", module_calls=("bn:1",)),
-        op("buffer_2", "buffer", role=ROLE_BUFFER, shape=(3,), buffer_address="bn.running_var", buffer_access="read", module_calls=("bn:1",)),
-        op("buffer_3", "buffer", role=ROLE_BUFFER, shape=(), dtype="int64", buffer_address="bn.num_batches_tracked", buffer_access="read", module_calls=("bn:1",)),
+        op(
+            "buffer_1",
+            "buffer",
+            role=ROLE_BUFFER,
+            shape=(3,),
+            buffer_address="bn.running_mean",
+            buffer_access="read",
+            module_calls=("bn:1",),
+        ),
+        op(
+            "buffer_2",
+            "buffer",
+            role=ROLE_BUFFER,
+            shape=(3,),
+            buffer_address="bn.running_var",
+            buffer_access="read",
+            module_calls=("bn:1",),
+        ),
+        op(
+            "buffer_3",
+            "buffer",
+            role=ROLE_BUFFER,
+            shape=(),
+            dtype="int64",
+            buffer_address="bn.num_batches_tracked",
+            buffer_access="read",
+            module_calls=("bn:1",),
+        ),
         op("add_1_1", "add_", "buffer_3", shape=(), dtype="int64", module_calls=("bn:1",), module_path="bn"),
-        op("buffer_4", "buffer", "add_1_1", role=ROLE_BUFFER, shape=(), dtype="int64", buffer_address="bn.num_batches_tracked", buffer_access="write (inplace)", module_calls=("bn:1",)),
-        op("batch_norm_1_2", "batch_norm", "input_1", "buffer_1", "buffer_2", shape=(2, 3), module_calls=("bn:1",), module_path="bn"),
+        op(
+            "buffer_4",
+            "buffer",
+            "add_1_1",
+            role=ROLE_BUFFER,
+            shape=(),
+            dtype="int64",
+            buffer_address="bn.num_batches_tracked",
+            buffer_access="write (inplace)",
+            module_calls=("bn:1",),
+        ),
+        op(
+            "batch_norm_1_2",
+            "batch_norm",
+            "input_1",
+            "buffer_1",
+            "buffer_2",
+            shape=(2, 3),
+            module_calls=("bn:1",),
+            module_path="bn",
+        ),
         op("buffer_5", "buffer", role=ROLE_BUFFER, shape=(3,), buffer_address="scale", buffer_access="read"),
         op("mul_1_3", "mul", "batch_norm_1_2", "buffer_5", shape=(2, 3)),
         out("output_1", "mul_1_3", shape=(2, 3)),
     ),
     calls=(ModuleCallIR("bn:1", "bn", 1, "BatchNorm1d", None, 6),),
     honesty=COMPLETE,
-)  # fmt: skip
+)
 
 # A loop running one cell twice: linear then tanh, each a layer of two passes; the second
 # linear pass reads the first tanh pass (recurrent feedback).
@@ -204,26 +265,75 @@ LOOP = TraceIR(
         inp("input_1", (2, 4)),
         op("linear_1_1:1", "linear", "input_1", layer="linear_1_1", num_passes=2, duration_s=1e-6, flops=64, nbytes=32),
         op("tanh_1_2:1", "tanh", "linear_1_1:1", layer="tanh_1_2", num_passes=2, duration_s=1e-6, nbytes=32),
-        op("linear_1_1:2", "linear", "tanh_1_2:1", layer="linear_1_1", pass_index=2, num_passes=2, duration_s=1e-6, flops=64, nbytes=32),
-        op("tanh_1_2:2", "tanh", "linear_1_1:2", layer="tanh_1_2", pass_index=2, num_passes=2, duration_s=1e-6, nbytes=32),
+        op(
+            "linear_1_1:2",
+            "linear",
+            "tanh_1_2:1",
+            layer="linear_1_1",
+            pass_index=2,
+            num_passes=2,
+            duration_s=1e-6,
+            flops=64,
+            nbytes=32,
+        ),
+        op(
+            "tanh_1_2:2",
+            "tanh",
+            "linear_1_1:2",
+            layer="tanh_1_2",
+            pass_index=2,
+            num_passes=2,
+            duration_s=1e-6,
+            nbytes=32,
+        ),
         out("output_1", "tanh_1_2:2"),
     ),
     honesty=COMPLETE,
-)  # fmt: skip
+)
 
 # block:1 (linear, relu) -> add at the root -> head:1, a one-op call.
 CALLS = TraceIR(
     ops=(
         inp("input_1", (2, 4)),
-        op("linear_1_1", "linear", "input_1", duration_s=2e-6, flops=48, nbytes=32, module_calls=("block:1",), module_path="block"),
-        op("relu_1_2", "relu", "linear_1_1", duration_s=1e-6, flops=8, nbytes=32, module_calls=("block:1",), module_path="block"),
+        op(
+            "linear_1_1",
+            "linear",
+            "input_1",
+            duration_s=2e-6,
+            flops=48,
+            nbytes=32,
+            module_calls=("block:1",),
+            module_path="block",
+        ),
+        op(
+            "relu_1_2",
+            "relu",
+            "linear_1_1",
+            duration_s=1e-6,
+            flops=8,
+            nbytes=32,
+            module_calls=("block:1",),
+            module_path="block",
+        ),
         op("add_1_3", "add", "relu_1_2", "input_1", duration_s=1e-6, flops=8, nbytes=32),
-        op("linear_1_4", "linear", "add_1_3", duration_s=4e-6, flops=16, nbytes=32, module_calls=("head:1",), module_path="head"),
+        op(
+            "linear_1_4",
+            "linear",
+            "add_1_3",
+            duration_s=4e-6,
+            flops=16,
+            nbytes=32,
+            module_calls=("head:1",),
+            module_path="head",
+        ),
         out("output_1", "linear_1_4"),
     ),
-    calls=(ModuleCallIR("block:1", "block", 1, "Block", None, 20), ModuleCallIR("head:1", "head", 1, "Linear", None, 20)),
+    calls=(
+        ModuleCallIR("block:1", "block", 1, "Block", None, 20),
+        ModuleCallIR("head:1", "head", 1, "Linear", None, 20),
+    ),
     honesty=COMPLETE,
-)  # fmt: skip
+)
 
 
 # ------------------------------------------------------------------ stage 2a: the buffer policy
@@ -310,9 +420,14 @@ def test_op_view_properties_panel_words_the_facts(tmp_path: Path) -> None:
 
 def test_an_edge_without_an_onnx_type_stays_untyped_and_its_producer_says_why(tmp_path: Path) -> None:
     ir = TraceIR(
-        ops=(inp("input_1", (2, 4)), op("view_1_1", "view", "input_1", dtype="complex32"), op("abs_1_2", "abs", "view_1_1"), out("output_1", "abs_1_2")),
+        ops=(
+            inp("input_1", (2, 4)),
+            op("view_1_1", "view", "input_1", dtype="complex32"),
+            op("abs_1_2", "abs", "view_1_1"),
+            out("output_1", "abs_1_2"),
+        ),
         honesty=COMPLETE,
-    )  # fmt: skip
+    )
     model, _, warned = export(ir, Granularity.OP, tmp_path)
     assert warned == ("dtype_not_representable",)
     view = nodes(model["graph"])["view_1_1"]
@@ -437,9 +552,16 @@ def test_module_call_totals_are_inclusive_and_worded_so(tmp_path: Path) -> None:
 
 def _two_node_projection() -> Projection:
     """The op view of CHAIN, written by hand."""
-    linear = PNode("linear_1_1", "linear", Domain.LOSSY, NodeRole.OP, ("input_1",), ("linear_1_1",),
-                   attributes=(("function", "torch.nn.functional.linear"),),
-                   facts=Facts(duration_s=2e-6, flops=48, nbytes=32, op_count=1))  # fmt: skip
+    linear = PNode(
+        "linear_1_1",
+        "linear",
+        Domain.LOSSY,
+        NodeRole.OP,
+        ("input_1",),
+        ("linear_1_1",),
+        attributes=(("function", "torch.nn.functional.linear"),),
+        facts=Facts(duration_s=2e-6, flops=48, nbytes=32, op_count=1),
+    )
     relu = PNode(
         "relu_1_2",
         "relu",
@@ -457,14 +579,21 @@ def _two_node_projection() -> Projection:
         values=(PValue("linear_1_1", TensorType(FLOAT, (2, 4))),),
     )
     return Projection(
-        granularity=Granularity.OP, graph=graph, show_buffers=BufferPolicy.MEANINGFUL, root_ranks=4,
+        granularity=Granularity.OP,
+        graph=graph,
+        show_buffers=BufferPolicy.MEANINGFUL,
+        root_ranks=4,
         totals=Facts(duration_s=3e-6, flops=48, nbytes=64, op_count=2),
-    )  # fmt: skip
+    )
 
 
 def test_model_metadata_states_the_honesty_block_and_the_totals() -> None:
-    ir = TraceIR(ops=CHAIN.ops, honesty=Honesty(capture_status=CaptureStatus.HALTED, reason="stopped at relu", verified=None, trace_op_count=5),
-                 torchlens_version="2.0", torch_version="2.13.0")  # fmt: skip
+    ir = TraceIR(
+        ops=CHAIN.ops,
+        honesty=Honesty(capture_status=CaptureStatus.HALTED, reason="stopped at relu", verified=None, trace_op_count=5),
+        torchlens_version="2.0",
+        torch_version="2.13.0",
+    )
     counts = {"nodes": 2, "edges": 3, "functions": 0, "omitted_values": 0}
     decoded = model_metadata(
         _two_node_projection(),

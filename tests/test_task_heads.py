@@ -140,7 +140,8 @@ def test_empty_kv_tensors_say_why_their_edge_reads_question_mark(
     for value in empty:
         shape = ", ".join(d.get("dimValue", "?") for d in _dims(value))
         assert value.get("docString", "").endswith(
-            f"an empty tensor, shape ({shape}{',' if len(_dims(value)) == 1 else ''}): Netron prints a dimension of size 0 as ?"
+            f"an empty tensor, shape ({shape}{',' if len(_dims(value)) == 1 else ''}): Netron prints a "
+            "dimension of size 0 as ?"
         ), value
     others = [v for v in _values(model) if v not in empty and "empty tensor" in v.get("docString", "")]
     assert others == []

@@ -44,7 +44,8 @@ def test_leaky():
     if os.environ.get("LEAK") == "here":
         tempfile.mkstemp(prefix="leaked-here-")
     if os.environ.get("LEAK") == "child":  # a subprocess inherits the session's folder
-        subprocess.run([sys.executable, "-c", "import tempfile; tempfile.mkdtemp(prefix='leaked-by-child-')"], check=True)
+        leak = "import tempfile; tempfile.mkdtemp(prefix='leaked-by-child-')"
+        subprocess.run([sys.executable, "-c", leak], check=True)
 """
 
 

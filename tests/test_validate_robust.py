@@ -82,7 +82,8 @@ def test_two_hundred_nested_subgraphs(tmp_path: Path) -> None:
     for i in range(200):  # nested through then_branch only (both branches would double per level)
         node = (
             f'{{"opType": "If", "input": ["c"], "output": ["y{i}"], "attribute": ['
-            f'{{"name": "then_branch", "type": "GRAPH", "g": {body}}}, {{"name": "else_branch", "type": "GRAPH", "g": {leaf}}}]}}'
+            f'{{"name": "then_branch", "type": "GRAPH", "g": {body}}}, {{"name": "else_branch", "type": '
+            f'"GRAPH", "g": {leaf}}}]}}'
         )
         body = graph(f"g{i + 1}", node, f"y{i}")
     path = tmp_path / "nested.onnx.json"

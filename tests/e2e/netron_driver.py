@@ -333,7 +333,8 @@ _JS_NODES = r"""(() => {
     for (const child of g.children) {
       if (child.classList && child.classList.contains('node-item')) {
         const title = Array.from(child.children).find((e) => e.localName === 'title');
-        const text = Array.from(child.children).filter((e) => e.localName === 'text').map((e) => e.textContent).join('');
+        const text = Array.from(child.children).filter((e) => e.localName === 'text')
+          .map((e) => e.textContent).join('');
         items.push({ text, title: title ? title.textContent : null, classes: Array.from(child.classList) });
       }
     }
@@ -374,7 +375,8 @@ _JS_SIDEBAR = r"""(() => {
     } else if (el.classList.contains('sidebar-item')) {
       const input = el.querySelector(':scope > .sidebar-item-name input');
       const values = Array.from(el.querySelectorAll(':scope > .sidebar-item-value-list > .sidebar-item-value'));
-      const expanders = Array.from(el.querySelectorAll(':scope > .sidebar-item-value-list > .sidebar-item-value > .sidebar-item-value-expander'))
+      const expanders = Array.from(el.querySelectorAll(
+          ':scope > .sidebar-item-value-list > .sidebar-item-value > .sidebar-item-value-expander'))
         .map((e) => e.textContent);
       rows.push({ name: input ? input.getAttribute('value') : '', value: values.map(lineText).join('\n'), expanders });
     }
@@ -1201,7 +1203,9 @@ class NetronPage:
         frame_x = frame_y = 0.0
         if self._frame:
             box = self._top_js(
-                f"(() => {{ const r = document.querySelector({json.dumps(self._frame)}).getBoundingClientRect(); return [r.left, r.top]; }})()"
+                f"(() => {{ const r = "
+                f"document.querySelector({json.dumps(self._frame)}).getBoundingClientRect(); return [r.left, "
+                f"r.top]; }})()"
             )
             frame_x, frame_y = float(box[0]), float(box[1])
         for share in (0.5, 1 / 3, 2 / 3):

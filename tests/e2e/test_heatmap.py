@@ -18,11 +18,15 @@ pytestmark = pytest.mark.e2e
 
 TIME_ROWS = ("observed µs", "inclusive µs", "all-pass µs")
 
-_PAINTED = r"""(() => Array.from(document.querySelectorAll('#nodes > g.node.graph-node[id^="node-name-"]')).map((g) => ({
+_PAINTED = r"""(() => Array.from(document.querySelectorAll('#nodes > g.node.graph-node[id^="node-name-"]'))
+.map((g) => ({
   name: g.id.slice('node-name-'.length),
   colour: g.getAttribute('data-tlnetron-colour'),
   value: g.getAttribute('data-tlnetron-value'),
-  fill: (() => { const p = g.querySelector(':scope > g.node-item-type > path'); return p ? getComputedStyle(p).fill : null; })()
+  fill: (() => {
+    const p = g.querySelector(':scope > g.node-item-type > path');
+    return p ? getComputedStyle(p).fill : null;
+  })()
 })))()"""
 
 
@@ -217,7 +221,10 @@ def test_render_refuses_a_bad_format_and_scheme(tmp_path: Path) -> None:
 
 
 def test_exported_page_opens_coloured_by_colour_by(netron_browser: Any, zoo_trace: Any, tmp_path: Path) -> None:
-    """tlnetron.export(log, "x.html", colour_by="time"): the page from disk starts coloured, from the companion it holds."""
+    """tlnetron.export(log, "x.html", colour_by="time"): the page from disk starts coloured.
+
+    The colours come from the companion the page holds.
+    """
     result = export_quietly(zoo_trace("demo"), tmp_path / "demo.html", colour_by="time")
     assert result.page is not None and result.companion_bytes is not None
     companion = tmp_path / "companion.json"
@@ -280,7 +287,8 @@ def test_the_control_leaves_netrons_toolbar_free(netron: NetronPage, served_demo
     painted(netron, 1)
     buttons = netron._js(
         "Array.from(document.querySelectorAll('.toolbar > *')).filter((b) => b.getBoundingClientRect().width > 0)"
-        ".map((b) => { const r = b.getBoundingClientRect(); return [b.id || b.className, r.left + r.width / 2, r.top + r.height / 2]; })"
+        ".map((b) => { const r = b.getBoundingClientRect(); return [b.id || b.className, r.left + r.width / 2, "
+        "r.top + r.height / 2]; })"
     )
     assert len(buttons) >= 3, buttons
     for name, x, y in buttons:

@@ -195,9 +195,12 @@ def test_note_sits_under_the_sidebar(
     netron.wait_title(COMPANION_SUFFIX)
     probe = (
         "(() => { const n = document.getElementById('tlnetron-note'); const r = n.getBoundingClientRect();"
-        " n.style.pointerEvents = 'auto'; const at = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);"
+        " n.style.pointerEvents = 'auto'; const at = document.elementFromPoint(r.left + r.width / 2, r.top + "
+        "r.height / 2);"
         " n.style.pointerEvents = '';"
-        " return {inside: r.left >= 0 && r.right <= innerWidth && r.bottom <= innerHeight, top: n.contains(at), under: at ? (at.closest('.sidebar') ? 'sidebar' : at.tagName + '#' + at.id + '.' + at.className) : null}; })()"
+        " return {inside: r.left >= 0 && r.right <= innerWidth && r.bottom <= innerHeight, top: "
+        "n.contains(at), under: at ? (at.closest('.sidebar') ? 'sidebar' : at.tagName + '#' + at.id + '.' + "
+        "at.className) : null}; })()"
     )
     closed = netron._js(probe)
     assert closed["inside"] and closed["top"], closed  # read whole, nothing in front of it

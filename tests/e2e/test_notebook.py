@@ -2,7 +2,8 @@
 
 A notebook is run by ``nbclient`` on a real IPython kernel (``ipykernel``): one cell shows
 an artifact by its path (its companion found beside it), another what an export of the demo
-model made in the kernel returned (the page is built from the result's bytes). Each cell's ``text/html`` output, the ``<iframe
+model made in the kernel returned (the page is built from the result's bytes). Each cell's
+``text/html`` output, the ``<iframe
 srcdoc=...>``, is then put in a page as a notebook frontend puts it, and opened in headless
 Chromium: Netron in the iframe draws the graph, then the companion's rows show, with no
 server and no request to any host.

@@ -119,7 +119,10 @@ _SHADOWED = {"model.json", "manifest.json", "metadata.json", "serialized_exporte
 
 
 def ir_literal(ir: TraceIR) -> str:
-    """A Python literal of ``ir`` (``from tlnetron.ir.trace import *``; write NaN / infinity as ``math.nan`` / ``math.inf``)."""
+    """A Python literal of ``ir`` (``from tlnetron.ir.trace import *``).
+
+    NaN and infinity are written as ``math.nan`` / ``math.inf``.
+    """
     return repr(ir)
 
 
