@@ -46,7 +46,8 @@ def view_advisories(projection: Projection, ir: TraceIR, path: Path | None) -> l
             (
                 WarningCode.LEGIBILITY_BUDGET_EXCEEDED,
                 (
-                    f"the root graph is {projection.root_ranks} boxes deep, past the ~{LEGIBILITY_BUDGET}-rank budget Netron "
+                    f"the root graph is {projection.root_ranks} boxes deep, past the ~{LEGIBILITY_BUDGET}-rank "
+                    "budget Netron "
                     "draws legibly (it will render as a tall rope). Remedy: ",
                     *_legibility_remedy(projection),
                     ".",
@@ -58,7 +59,8 @@ def view_advisories(projection: Projection, ir: TraceIR, path: Path | None) -> l
             (
                 WarningCode.FUNCTION_LIMIT_INLINED,
                 (
-                    f"{projection.inlined_calls} module calls are drawn inline (the deepest levels first): the ONNX checker "
+                    f"{projection.inlined_calls} module calls are drawn inline (the deepest levels first): the "
+                    "ONNX checker "
                     "allows at most 10,000 functions. Remedy: export a sub-module's trace, or pass a larger ",
                     Opt("depth"),
                     " so fewer calls nest.",
@@ -91,7 +93,8 @@ def view_advisories(projection: Projection, ir: TraceIR, path: Path | None) -> l
             (
                 WarningCode.NETRON_FILENAME_SHADOWED,
                 (
-                    f"Netron offers a file named {path.name!r} to other formats' readers first (Netron 9.3.3 still opens "
+                    f"Netron offers a file named {path.name!r} to other formats' readers first (Netron 9.3.3 "
+                    "still opens "
                     f"tlnetron's as ONNX; other versions may not). Remedy: name it {path.stem}.onnx.json."
                 ),
             )

@@ -77,7 +77,8 @@ def companion_problems(companion: Any, shown: Shown | None, *, built: bool = Fal
         yield Problem(
             code,
             "companion",
-            f"nests arrays or objects more than {MAX_DEPTH} deep: a row's value is a number, a string, a boolean or a flat array of those",
+            f"nests arrays or objects more than {MAX_DEPTH} deep: a row's value is a number, a string, a "
+            "boolean or a flat array of those",
         )
         return
     mismatch = _mismatch(shown.export_id, companion, lambda: shown) if shown is not None else None

@@ -48,8 +48,13 @@ def op_doc(op: OpIR, passes: int | None, params: str | None) -> str:
         max(len(op.module_path or ""), len(op.layer), len(op.buffer_address or ""), len(params or ""))
         > NODE_TEXT_MAX_LENGTH
     ):
-        doc += full_texts(((NodeAttr.MODULE_PATH, op.module_path), (NodeAttr.LAYER, op.layer),
-                           (NodeAttr.BUFFER_ADDRESS, op.buffer_address), (NodeAttr.PARAMS, params)))  # fmt: skip
+        texts = (
+            (NodeAttr.MODULE_PATH, op.module_path),
+            (NodeAttr.LAYER, op.layer),
+            (NodeAttr.BUFFER_ADDRESS, op.buffer_address),
+            (NodeAttr.PARAMS, params),
+        )
+        doc += full_texts(texts)
     return doc
 
 
@@ -126,7 +131,10 @@ def function_doc(call: ModuleCallIR, facts: Facts, hidden: str, run: RunIR | Non
 
 
 def _grouped(groups: int, run: RunIR) -> str:
-    return f"Opened on {groups} groups of consecutive calls: one chain of {len(run.calls)} boxes would run many screens tall."
+    return (
+        f"Opened on {groups} groups of consecutive calls: one chain of {len(run.calls)} boxes would run many "
+        "screens tall."
+    )
 
 
 HEADER_CHARS = 21
@@ -162,7 +170,10 @@ def run_span(run: RunIR) -> str:
 def _skips(run: RunIR) -> str:
     if not run.skips:
         return ""
-    return f" ({run.skips} value(s) skip ahead from one call to a later one, such as a bias the first call computes for all)"
+    return (
+        f" ({run.skips} value(s) skip ahead from one call to a later one, such as a bias the first call computes "
+        "for all)"
+    )
 
 
 def run_node_doc(run: RunIR) -> str:

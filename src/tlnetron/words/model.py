@@ -64,15 +64,18 @@ def model_description(meta: dict[str, Any], model_class: str) -> str:
         outcome += "; structure only (no tensor values were kept)"
     lines.append(outcome + ".")
     drawn = (
-        f"Drawn: {plural(meta[MetaKey.NODE_COUNT], 'node')} and {plural(meta[MetaKey.EDGE_COUNT], 'edge')} in the root graph, "
-        f"{plural(meta[MetaKey.FUNCTION_COUNT], 'module function')} behind the drill-down, from {plural(meta[MetaKey.TRACE_OP_COUNT], 'traced op')}"
+        f"Drawn: {plural(meta[MetaKey.NODE_COUNT], 'node')} and {plural(meta[MetaKey.EDGE_COUNT], 'edge')} in "
+        "the root graph, "
+        f"{plural(meta[MetaKey.FUNCTION_COUNT], 'module function')} behind the drill-down, from "
+        f"{plural(meta[MetaKey.TRACE_OP_COUNT], 'traced op')}"
     )
     if meta.get(MetaKey.RUN_COUNT):
         drawn += f" ({plural(meta[MetaKey.RUN_COUNT], 'run')} of repeated calls drawn as one box each)"
     left = []
     if meta[MetaKey.HIDDEN_BUFFER_COUNT] or meta[MetaKey.HIDDEN_OP_COUNT]:
         left.append(
-            f"{plural(meta[MetaKey.HIDDEN_BUFFER_COUNT], 'buffer')} and {plural(meta[MetaKey.HIDDEN_OP_COUNT], 'counter op')} "
+            f"{plural(meta[MetaKey.HIDDEN_BUFFER_COUNT], 'buffer')} and "
+            f"{plural(meta[MetaKey.HIDDEN_OP_COUNT], 'counter op')} "
             f"hidden by show_buffers={meta[MetaKey.SHOW_BUFFERS]!r}"
         )
     if meta.get(MetaKey.SIDE_OP_COUNT):
@@ -87,7 +90,8 @@ def model_description(meta: dict[str, Any], model_class: str) -> str:
         lines.append(_baseline_words(meta[MetaKey.BASELINE_KIND], meta[MetaKey.BASELINE]))
     if meta.get(MetaKey.INTERVENTIONS):
         lines.append(
-            f"Edited trace: {plural(len(meta[MetaKey.INTERVENTIONS]), 'intervention')} (torchlens.interventions lists them)."
+            f"Edited trace: {plural(len(meta[MetaKey.INTERVENTIONS]), 'intervention')} "
+            "(torchlens.interventions lists them)."
         )
     if meta.get(MetaKey.WARNINGS):
         lines.append("Warnings: " + ", ".join(meta[MetaKey.WARNINGS]) + ".")

@@ -297,7 +297,10 @@ def staged_files(destinations: Sequence[Path], supersedes: Path | None = None) -
 
 
 def write_in_flight(artifact: Path) -> bool:
-    """Whether a writer holds the lock of ``artifact``'s pair now (a lock file left by a killed writer is held by no one)."""
+    """Whether a writer holds the lock of ``artifact``'s pair now.
+
+    A lock file left by a killed writer is held by no one.
+    """
     try:
         import fcntl
     except ImportError:  # pragma: no cover - not POSIX
