@@ -65,8 +65,9 @@ def export(
             is written), ``build``, ``check``, ``write``, then ``done`` once, with
             ``done == total``, after the files are in place. Reading, projecting and building
             also report as they go on large traces (about every 2% of their ops, layers,
-            function bodies or nodes); the checker is one step. The shares are estimates (:data:`PROGRESS_STAGES`). An exception
-            raised by the hook before ``done`` stops the export, and nothing is written.
+            function bodies or nodes); the checker is one step. The shares are estimates
+            (:data:`PROGRESS_STAGES`). An exception raised by the hook before ``done`` stops the
+            export, and nothing is written.
         activation_stats: True (default) reads statistics of every captured output tensor
             (min, max, mean and std of its finite elements, NaN and Inf counts, the share of
             zeros) into the companion as value rows, shown in Netron's Connection Properties

@@ -229,7 +229,8 @@ class _Bar:
             filled = self.width * done // total
             self._finished = done >= total and stage == "done"
             _ERR.bar(
-                f"[{'#' * filled}{'.' * (self.width - filled)}] {100 * done // total:3d}% {stage:<9} {time.perf_counter() - self.t0:6.2f} s",
+                f"[{'#' * filled}{'.' * (self.width - filled)}] {100 * done // total:3d}% "
+                f"{stage:<9} {time.perf_counter() - self.t0:6.2f} s",
                 final=self._finished,
             )
 
@@ -249,7 +250,8 @@ def _notice_unpickling(path: Path) -> None:
 def _print_result(result: Any) -> None:
     if result.page is not None:
         print(
-            f"wrote      {result.page}  (one page: open it in a browser, from disk; it holds the model and its companion)"
+            f"wrote      {result.page}  "
+            "(one page: open it in a browser, from disk; it holds the model and its companion)"
         )
     else:
         print(f"wrote      {result.artifact}")
@@ -257,7 +259,8 @@ def _print_result(result: Any) -> None:
         print(f"companion  {result.companion}")
     typed = f"{result.typed_edge_count} of {result.edge_count} edges typed"
     print(
-        f"view       {result.granularity}: {result.node_count} nodes in the root graph, {typed}, {result.function_count} functions"
+        f"view       {result.granularity}: {result.node_count} nodes in the root graph, "
+        f"{typed}, {result.function_count} functions"
     )
     print(f"time       {result.seconds:.3f} s")
 
@@ -266,7 +269,8 @@ def _how_to_open(result: Any) -> None:
     print()
     print("open it in Netron:")
     print(
-        f"  netron.app or the desktop app: open {result.artifact.name}, then drop {result.companion.name if result.companion else 'the companion'} onto the open model"
+        f"  netron.app or the desktop app: open {result.artifact.name}, "
+        f"then drop {result.companion.name if result.companion else 'the companion'} onto the open model"
     )
     print(
         f"  or: tlnetron serve {result.artifact}"
@@ -356,9 +360,11 @@ def _baseline(args: argparse.Namespace, trace: Path) -> Path | str | None:
         except TlnetronError:
             raise TlnetronError(
                 ErrorCode.INVALID_BASELINE,
-                f"--baseline {value!r} is not a TorchLens save (a folder with manifest.json written by torchlens.save).",
+                f"--baseline {value!r} is not a TorchLens save "
+                "(a folder with manifest.json written by torchlens.save).",
                 where="baseline",
-                remedy=f"pass --baseline with the reference run's folder written by torchlens.save, or --baseline-id {shlex.quote(value)} to record a run identifier.",
+                remedy=f"pass --baseline with the reference run's folder written by torchlens.save, "
+                f"or --baseline-id {shlex.quote(value)} to record a run identifier.",
             ) from None
         if os.path.samefile(folder, trace):
             raise self_baseline_refusal(f"the saved trace being exported ({trace})")
@@ -474,7 +480,8 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         raise
     except Exception as exc:  # noqa: BLE001  (a bug of ours: its own exit code, never "problems found")
         _ERR.line(
-            f"tlnetron: validate failed inside tlnetron ({type(exc).__name__}: {str(exc)[:300]}); this is a bug: please report it with the files."
+            f"tlnetron: validate failed inside tlnetron ({type(exc).__name__}: {str(exc)[:300]}); "
+            "this is a bug: please report it with the files."
         )
         return EXIT_CRASH
     for p in problems:
@@ -574,7 +581,8 @@ def _cmd_schema(args: argparse.Namespace) -> int:
             if (dest / path.name).is_dir():
                 raise TlnetronError(
                     ErrorCode.DESTINATION_UNWRITABLE,
-                    f"--copy-to {str(dest)!r} holds a folder named {path.name!r}, where a schema file goes; nothing was written.",
+                    f"--copy-to {str(dest)!r} holds a folder named {path.name!r}, "
+                    "where a schema file goes; nothing was written.",
                     where=str(dest / path.name),
                     remedy="pass --copy-to with another folder.",
                 )
@@ -616,7 +624,8 @@ def build_parser() -> argparse.ArgumentParser:
     exp = sub.add_parser(
         "export",
         help="export a trace saved with torchlens.save",
-        description="Export a trace saved with torchlens.save. WARNING: loading a saved trace UNPICKLES it; only load files you trust.",
+        description="Export a trace saved with torchlens.save. "
+        "WARNING: loading a saved trace UNPICKLES it; only load files you trust.",
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -647,13 +656,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--activation-stats",
         action=argparse.BooleanOptionalAction,
         default=True,
-        help="statistics of each captured tensor (min, max, mean, std, NaN/Inf counts) on its edge, in the companion (default: on)",
+        help="statistics of each captured tensor (min, max, mean, std, NaN/Inf counts) "
+        "on its edge, in the companion (default: on)",
     )
     exp.add_argument(
         "--colour-by",
         default=None,
         metavar="SCHEME",
-        help="the page's first heat-map colour scheme (with -o x.html or --serve: none, time, flops, bytes, params, diff, nonfinite)",
+        help="the page's first heat-map colour scheme (with -o x.html or --serve: none, time, "
+        "flops, bytes, params, diff, nonfinite)",
     )
     exp.add_argument(
         "--progress", action=argparse.BooleanOptionalAction, default=sys.stderr.isatty(), help="progress bar on stderr"
@@ -677,7 +688,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--colour-by",
         default="none",
         metavar="SCHEME",
-        help="the heat map's first colour scheme (none, time, flops, bytes, params, diff, nonfinite; ?colour= in the URL too)",
+        help="the heat map's first colour scheme (none, time, flops, bytes, params, diff, "
+        "nonfinite; ?colour= in the URL too)",
     )
     srv.set_defaults(func=_cmd_serve)
 
@@ -712,7 +724,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--colour-by",
         default="none",
         metavar="SCHEME",
-        help="the heat map's first colour scheme (none, time, flops, bytes, params, diff, nonfinite; ?colour= in the URL too)",
+        help="the heat map's first colour scheme (none, time, flops, bytes, params, diff, "
+        "nonfinite; ?colour= in the URL too)",
     )
     page.set_defaults(func=_cmd_html)
 

@@ -353,7 +353,8 @@ def check_os_limits(p: Path, flag: str, *, folders_only: bool = False) -> None:
     if len(raw) + _BESIDE_BYTES >= _PATH_MAX:
         raise TlnetronError(
             ErrorCode.INVALID_PATH,
-            f"{flag} is {len(raw):,} bytes long, past the {_PATH_MAX - _BESIDE_BYTES - 1:,} the system takes with the files written beside it; nothing was written.",
+            f"{flag} is {len(raw):,} bytes long, past the {_PATH_MAX - _BESIDE_BYTES - 1:,} "
+            "the system takes with the files written beside it; nothing was written.",
             where=flag,
             remedy="pass a shorter path (cd into the folder and pass a relative one).",
         )
@@ -362,7 +363,8 @@ def check_os_limits(p: Path, flag: str, *, folders_only: bool = False) -> None:
     if longest > _NAME_MAX:
         raise TlnetronError(
             ErrorCode.INVALID_PATH,
-            f"{flag} has a name of {longest} bytes, past the {_NAME_MAX} a file system takes per name; nothing was written.",
+            f"{flag} has a name of {longest} bytes, "
+            f"past the {_NAME_MAX} a file system takes per name; nothing was written.",
             where=flag,
             remedy="pass a path whose every folder and file name is at most 255 bytes.",
         )

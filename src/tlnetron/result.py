@@ -56,7 +56,8 @@ class ExportResult:
     def __repr__(self) -> str:
         wrote = [p.name for p in (self.page, self.artifact, self.companion) if p is not None][: 1 if self.page else 2]
         parts = [
-            f"{self.granularity} view: {self.node_count} nodes, {self.edge_count} edges, {self.function_count} functions",
+            f"{self.granularity} view: {self.node_count} nodes, {self.edge_count} edges, "
+            f"{self.function_count} functions",
             ("wrote " + " + ".join(wrote)) if wrote else "in memory",
             f"{self.seconds:.2f} s",
         ]

@@ -15,7 +15,10 @@ __all__ = ["COLOUR_SCHEME", "check_colour", "page_colours"]
 
 
 def check_colour(value: Any) -> ColourSchemeName:
-    """``value`` if it is a colour scheme, else refuse with ``invalid_colour_scheme`` (:func:`tlnetron.options.check_colour_by`)."""
+    """``value`` if it is a colour scheme, else refuse with ``invalid_colour_scheme``.
+
+    The rule is :func:`tlnetron.options.check_colour_by`'s.
+    """
     return check_colour_by(value)
 
 

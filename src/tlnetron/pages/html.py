@@ -12,11 +12,12 @@ What the page changes in Netron's files, exactly (anything else is byte-for-byte
 
 * ``index.html``: its Content-Security-Policy ``<meta>`` is replaced by the page's own; its
   ``<title>`` names the model; ``<link href="grapher.css">`` becomes a ``<style>`` holding
-  grapher.css (and one styling the note); its five icon ``<link>`` tags become one holding icon.png as a ``data:`` URL;
-  ``<script src="index.js">`` becomes the import map, index.js itself (inline, unmodified),
-  the heat map (``heatmap.js``, ours), the page's data and the loader (``html_loader.js``, ours); and a small note is added at
-  the start of ``<body>``: when Netron's age gate will stop the page, and how to regenerate it.
-  The ``<meta name="date">`` the age gate reads is kept as it is.
+  grapher.css (and one styling the note); its five icon ``<link>`` tags become one holding
+  icon.png as a ``data:`` URL; ``<script src="index.js">`` becomes the import map, index.js
+  itself (inline, unmodified), the heat map (``heatmap.js``, ours), the page's data and the
+  loader (``html_loader.js``, ours); and a small note is added at the start of ``<body>``: when
+  Netron's age gate will stop the page, and how to regenerate it. The
+  ``<meta name="date">`` the age gate reads is kept as it is.
 * every included module: each relative module specifier in an ``import ... from`` or an
   ``import(...)``, ``'./NAME.js'``, becomes the bare ``'NAME.js'``, which the page's import
   map resolves to the module's ``data:`` URL (a browser refuses module files beside a
@@ -502,7 +503,8 @@ def write_page(artifact: Path, companion: Path | None, output: Path, colour_by: 
     if page.expired():
         warn(
             WarningCode.NETRON_APP_EXPIRED,
-            f"the installed Netron web app (netron {page.netron_version}, built {page.built:%Y-%m-%d}) stopped starting "
+            f"the installed Netron web app (netron {page.netron_version}, built {page.built:%Y-%m-%d}) "
+            "stopped starting "
             f"on {page.expires:%Y-%m-%d}: the page will only ask to be updated. Remedy: pip install --upgrade netron, "
             "and write the page again.",
         )

@@ -131,7 +131,8 @@ def show(
     if page.expired():
         warn(
             WarningCode.NETRON_APP_EXPIRED,
-            f"the installed Netron web app (netron {page.netron_version}, built {page.built:%Y-%m-%d}) stopped starting "
+            f"the installed Netron web app (netron {page.netron_version}, built {page.built:%Y-%m-%d}) "
+            "stopped starting "
             f"on {page.expires:%Y-%m-%d}: the cell will only ask to update it. Remedy: pip install --upgrade netron, "
             "restart the kernel and show it again.",
         )

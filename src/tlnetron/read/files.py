@@ -41,11 +41,14 @@ __all__ = [
 _BOM = b"\xef\xbb\xbf"
 _SAFE_INTEGER = 2**53
 MAX_BYTES = 0x7FFFF000 - 1
-"""Netron's own limit: it reads JSON byte by byte (never one string), and no file of 0x7ffff000 bytes or more (view.js)."""
+"""Netron's own limit: it reads JSON byte by byte (never one string), and no file of 0x7ffff000
+bytes or more (view.js)."""
 PAGE_MAX_BYTES = 2**29 - 24
-"""Our pages' heat map parses the file as one JavaScript string; V8's longest holds this many UTF-16 units, which no more bytes exceed."""
+"""Our pages' heat map parses the file as one JavaScript string; V8's longest holds this many
+UTF-16 units, which no more bytes exceed."""
 _DOUBLE_DIGITS = 309
-"""An integer of more digits is past the largest double (of this many, some are): ``JSON.parse`` reads it as Infinity."""
+"""An integer of more digits is past the largest double (of this many, some are): ``JSON.parse``
+reads it as Infinity."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +89,8 @@ def read_json_file(path: Path, *, what: str = "file", lossy: str = ValidationCod
             return _fail(
                 path,
                 ValidationCode.JSON_INVALID,
-                f"the {what} is {info.st_size:,} bytes, past the {MAX_BYTES:,} Netron can open (it reads no JSON file of more)",
+                f"the {what} is {info.st_size:,} bytes, "
+                f"past the {MAX_BYTES:,} Netron can open (it reads no JSON file of more)",
             )
         with os.fdopen(fd, "rb", closefd=False) as fh:
             data = fh.read(MAX_BYTES + 1)
@@ -125,7 +129,8 @@ def parse_json_bytes(
                 Problem(
                     lossy,
                     where,
-                    f"the integer {token[:40]}… of {len(token.lstrip('-')):,} digits is past the largest double: JavaScript reads it as Infinity",
+                    f"the integer {token[:40]}… "
+                    f"of {len(token.lstrip('-')):,} digits is past the largest double: JavaScript reads it as Infinity",
                 )
             )
             return -math.inf if token.startswith("-") else math.inf
@@ -146,7 +151,8 @@ def parse_json_bytes(
                 Problem(
                     lossy,
                     where,
-                    f"the integer {token[:40]}{'…' if len(token) > 40 else ''} is past 2**53: JavaScript reads it as {_js(shown)}",
+                    f"the integer {token[:40]}{'…' if len(token) > 40 else ''} "
+                    f"is past 2**53: JavaScript reads it as {_js(shown)}",
                 )
             )
         return value
@@ -238,8 +244,8 @@ def check_page_fits(files: Iterable[tuple[str, bytes] | None], outcome: str) -> 
                 f"{item[0]!r} is {len(item[1]):,} bytes, past the {PAGE_MAX_BYTES:,} a page can carry (its heat map "
                 f"reads the file as one JavaScript string); {outcome}.",
                 where=item[0],
-                remedy=f"export to a .onnx.json path and open the files at netron.app or in the Netron app, which open up "
-                f"to {MAX_BYTES:,} bytes, or export a smaller view (granularity module, a lower depth).",
+                remedy=f"export to a .onnx.json path and open the files at netron.app or in the Netron app, "
+                f"which open up to {MAX_BYTES:,} bytes, or export a smaller view (granularity module, a lower depth).",
             )
 
 
@@ -267,7 +273,8 @@ def read_input(path: Path, flag: str, outcome: str) -> bytes:
         raise refuse("is a folder" if stat.S_ISDIR(info.st_mode) else "is not a regular file")
     if info.st_size > PAGE_MAX_BYTES:
         raise refuse(
-            f"is {info.st_size:,} bytes, past the {PAGE_MAX_BYTES:,} a page's heat map can read (one JavaScript string)",
+            f"is {info.st_size:,} bytes, "
+            f"past the {PAGE_MAX_BYTES:,} a page's heat map can read (one JavaScript string)",
             f"open it at netron.app or in the Netron app, which open up to {MAX_BYTES:,} bytes "
             "(tlnetron validate checks it), or export a smaller view (granularity module, a lower depth).",
         )

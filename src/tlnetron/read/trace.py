@@ -230,7 +230,8 @@ def read_trace(
             ErrorCode.NOT_A_TRACE,
             f"expected a torchlens Trace, got {type(log).__name__}.",
             where="trace",
-            remedy="pass the object returned by torchlens.trace(model, x), or a trace loaded with torchlens.load(path).",
+            remedy="pass the object returned by torchlens.trace(model, x), "
+            "or a trace loaded with torchlens.load(path).",
         )
     try:
         with one_thread(activation_stats):
@@ -242,7 +243,8 @@ def read_trace(
             ErrorCode.TRACE_UNREADABLE,
             f"could not read the trace ({type(exc).__name__}: {exc}).",
             where="trace",
-            remedy="trace the model again with the supported torchlens version (see tlnetron's pyproject.toml) and retry.",
+            remedy="trace the model again with the supported torchlens version (see tlnetron's pyproject.toml) "
+            "and retry.",
         ) from exc
 
 
@@ -707,7 +709,8 @@ def read_diff(subject: Any, reference: Any) -> DiffIR:
     except Exception as exc:
         raise TlnetronError(
             ErrorCode.BASELINE_REFUSED,
-            f"TorchLens refused to compare the two captures ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}).",
+            f"TorchLens refused to compare the two captures "
+            f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}).",
             where="baseline",
             remedy=(
                 "compare two captures of the same model family (see TorchLens' differential docs), "

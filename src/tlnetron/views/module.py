@@ -10,8 +10,8 @@ that depth exactly. Opened calls dissolve into the root, the rest nest behind Ne
 drill-down. Single-op calls are inlined. Side computations (ops none of whose results reach
 a model output, such as an attention-mask check ending in a scalar) are not drawn; each
 call that held some says so. A call's inputs are the values produced outside it and
-consumed inside (in order of first use); its outputs are the values produced inside and used outside (in production order).
-Everything is one pass over the ops in execution order, so the cost is linear in
+consumed inside (in order of first use); its outputs are the values produced inside and used
+outside (in production order). Everything is one pass over the ops in execution order, so the cost is linear in
 ops x nesting depth.
 """
 

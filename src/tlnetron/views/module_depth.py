@@ -33,7 +33,8 @@ TRIVIAL_OP_TYPES = frozenset(
         "unsqueeze",
     }
 )
-"""Ops that do not make a root graph a diagram on their own (the root of a wrapped model that only reshapes its input)."""
+"""Ops that do not make a root graph a diagram on their own (the root of a wrapped model that
+only reshapes its input)."""
 
 MIN_ROOT_BOXES = 5
 """Boxes of substance (module calls and non-trivial ops) below which the automatic depth

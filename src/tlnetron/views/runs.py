@@ -113,13 +113,15 @@ def _candidates(
                 out.append(_Candidate(body, calls, at[0], at[1], whole))
                 if stop is not None and stop != "op":
                     notes.setdefault(body, []).append(
-                        f"`{at[0]}.{at[1]}` .. `{at[0]}.{at[1] + len(calls) - 1}` are one run and the calls after it another: {stop}."
+                        f"`{at[0]}.{at[1]}` .. `{at[0]}.{at[1] + len(calls) - 1}` "
+                        f"are one run and the calls after it another: {stop}."
                     )
                 elif stop == "op" and j + 1 < len(seq) and seq[j + 1] is not None:
                     after = _index(by_label[seq[j + 1]].address)  # type: ignore[index]
                     if after is not None and after[0] == at[0] and after[1] == at[1] + len(calls):
                         notes.setdefault(body, []).append(
-                            f"ops run between `{at[0]}.{after[1] - 1}` and `{at[0]}.{after[1]}`, so the calls before and after "
+                            f"ops run between `{at[0]}.{after[1] - 1}` and `{at[0]}.{after[1]}`, "
+                            "so the calls before and after "
                             "them are drawn as separate runs."
                         )
             i = j if len(calls) > 1 else i + 1
@@ -222,14 +224,16 @@ def find_runs(
         if missing:
             k = missing[0]
             runs.notes.setdefault(cand.body, []).append(
-                f"{span} ({n} {cls} calls) are drawn one by one, not as a run: `{cand.prefix}.{first + k}` does not take "
+                f"{span} ({n} {cls} calls) are drawn one by one, not as a run: "
+                f"`{cand.prefix}.{first + k}` does not take "
                 f"`{cand.prefix}.{first + k - 1}`'s output (the calls branch rather than chain)."
             )
             continue
         if cand.leaks:
             src, dst = cand.leak_example or ("?", "?")
             runs.notes.setdefault(cand.body, []).append(
-                f"{span} ({n} {cls} calls) are drawn one by one, not as a run: {cand.leaks} value(s) of calls before the last "
+                f"{span} ({n} {cls} calls) are drawn one by one, not as a run: "
+                f"{cand.leaks} value(s) of calls before the last "
                 f"leave them (skip connections; e.g. from `{src}` to `{dst}`)."
             )
             continue

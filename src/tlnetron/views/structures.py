@@ -226,7 +226,8 @@ def _graph_inputs(inputs: list[OpIR], input_values: dict[str, PValue]) -> tuple[
                 inputs=(),
                 outputs=(op.name,),
                 attributes=((NodeAttr.UNTYPED_OUTPUT, untyped_reason(op.shape, op.dtype)),),
-                doc=f"TorchLens input {op.name}: its shape is not known, so it is drawn as a node rather than a typed graph input.",
+                doc=f"TorchLens input {op.name}: its shape is not known, "
+                "so it is drawn as a node rather than a typed graph input.",
             )
         )
     return g_inputs, in_nodes

@@ -192,7 +192,9 @@ def run_node_doc(run: RunIR) -> str:
 
 def run_doc(run: RunIR, facts: Facts, hidden: str, notes: str = "", groups: int = 0) -> str:
     """A run's function description: the calls it holds, their inclusive facts, how it opens."""
-    what = f"calls {run.first}–{run.last} of the run `{run.group_of}`" if run.group_of else "a run of calls, not a call"
+    what = "a run of calls, not a call"
+    if run.group_of:
+        what = f"calls {run.first}–{run.last} of the run `{run.group_of}`"
     lines = [
         f"**{run.class_name} ×{len(run.calls)}** — {what}: {run_span(run)}{_skips(run)} "
         f"(TorchLens module calls `{run.calls[0]}` .. `{run.calls[-1]}`)."
