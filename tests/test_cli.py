@@ -24,6 +24,7 @@ import torchlens
 
 import tlnetron
 from tlnetron import cli
+from tlnetron.cli import flags
 from tlnetron._generated.vocab import ERROR_CODE, GRANULARITY, VALIDATION_CODE, BufferPolicy, Granularity
 from tlnetron.demo import DEMO_TRACES
 from tlnetron.errors import Opt, TlnetronError
@@ -614,14 +615,14 @@ def test_every_option_refusal_reads_right_to_python_and_to_the_command_line() ->
 
 def test_every_export_keyword_has_a_flag_the_parser_accepts() -> None:
     keywords = [name for name in inspect.signature(tlnetron.export).parameters if name not in ("trace", "progress")]
-    assert sorted(keywords) == sorted(cli._FLAGS)
+    assert sorted(keywords) == sorted(flags.FLAGS)
     export_parser = next(
         action
         for action in cli.build_parser()._subparsers._group_actions  # type: ignore[union-attr]
     ).choices["export"]
-    flags = {option for action in export_parser._actions for option in action.option_strings}
-    assert set(cli._FLAGS.values()) | {"--baseline-id"} <= flags
-    assert set(cli._ATTACHMENT) == set(
+    accepted = {option for action in export_parser._actions for option in action.option_strings}
+    assert set(flags.FLAGS.values()) | {"--baseline-id"} <= accepted
+    assert set(flags.ATTACHMENT) == set(
         next(a for a in export_parser._actions if "--attachment" in a.option_strings).choices
     )
 

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from test_pairs import ARTIFACT, COMPANION, write
-from tlnetron import TlnetronError, cli
+from tlnetron import TlnetronError
+from tlnetron.cli import commands
 from tlnetron.pages.html import page_from_files
 from tlnetron.read.files import MAX_BYTES, PAGE_MAX_BYTES, read_input
 from tlnetron.write.pair import read_pair
@@ -42,7 +43,7 @@ def busy(tmp_path: Path) -> Any:
 
 def test_validate_reads_one_export_during_exports(busy: Path) -> None:
     for _ in range(150):
-        problems = cli._validate(busy / ARTIFACT, busy / COMPANION)
+        problems = commands.validate_files(busy / ARTIFACT, busy / COMPANION)
         assert [p for p in problems if p.code == "companion_mismatch"] == []
 
 

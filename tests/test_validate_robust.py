@@ -24,6 +24,7 @@ from torch import nn
 
 import tlnetron
 from tlnetron import TlnetronWarning, cli
+from tlnetron.cli import console
 
 
 @pytest.fixture(scope="module")
@@ -242,7 +243,7 @@ def test_a_lone_surrogate_prints_escaped(pair: tuple[Path, Path], tmp_path: Path
         timeout=60,
     )
     assert "Traceback" not in proc.stderr and proc.returncode == 1, proc.stderr
-    assert cli.printable("a\ud800b") == "a\\ud800b"
+    assert console.printable("a\ud800b") == "a\\ud800b"
 
 
 def test_a_file_past_what_netron_opens_is_refused_unread(pair: tuple[Path, Path], tmp_path: Path) -> None:

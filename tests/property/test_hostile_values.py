@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tlnetron import TlnetronWarning, cli
+from tlnetron import TlnetronWarning
+from tlnetron.cli import commands, console
 from tlnetron._generated.vocab import BufferPolicy, Granularity
 from tlnetron.pipeline import export_ir
 from tlnetron.ir.trace import ROLE_INPUT, ROLE_OP, ROLE_OUTPUT, OpIR, TraceIR
@@ -91,6 +92,6 @@ def test_any_value_in_a_valid_row_gets_a_verdict(
     text = companion.replace('"value":', '"value":' + value + ',"was":', 1)
     path = tmp_path_factory.mktemp("c") / "m.onnx.attachment.json"
     path.write_text(text, encoding="utf-8", errors="surrogatepass")
-    problems = cli._validate(artifact, path)
+    problems = commands.validate_files(artifact, path)
     for p in problems:
-        cli.printable(p.line()).encode("utf-8")
+        console.printable(p.line()).encode("utf-8")
