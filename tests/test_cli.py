@@ -582,7 +582,7 @@ def _check_options_refusals() -> list[TlnetronError]:
 
 def test_every_option_refusal_reads_right_to_python_and_to_the_command_line() -> None:
     from tlnetron.read.baseline import read_baseline
-    from tlnetron.read.trace import read_diff, self_baseline_refusal
+    from tlnetron.read.baseline import read_diff, self_baseline_refusal
 
     refusals = _check_options_refusals()
     for call in (lambda: read_baseline(None, " "), lambda: read_diff(object(), 5)):

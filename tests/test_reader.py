@@ -261,15 +261,16 @@ def test_versions_are_those_of_the_imported_packages(zoo_trace: ZooTrace, monkey
     import torchlens
 
     from tlnetron.read import trace as reader
+    from tlnetron.read.values import dist_version
 
-    reader._version.cache_clear()
+    dist_version.cache_clear()
     ir = reader.read_trace(zoo_trace("twice"))
     assert (ir.torchlens_version, ir.torch_version) == (str(torchlens.__version__), str(torch.__version__))
     # Here the installed distributions agree with the modules.
     assert ir.torch_version == importlib.metadata.version("torch")
     # A module without __version__ falls back to the metadata, then to "unknown".
-    reader._version.cache_clear()
+    dist_version.cache_clear()
     monkeypatch.delattr(torchlens, "__version__")
-    assert reader._version("torchlens") == importlib.metadata.version("torchlens")
-    assert reader._version("no-such-distribution-tlnetron") == "unknown"
-    reader._version.cache_clear()
+    assert dist_version("torchlens") == importlib.metadata.version("torchlens")
+    assert dist_version("no-such-distribution-tlnetron") == "unknown"
+    dist_version.cache_clear()

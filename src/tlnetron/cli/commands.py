@@ -84,7 +84,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def _baseline(args: argparse.Namespace, trace: Path) -> Path | str | None:
     """What ``--baseline`` or ``--baseline-id`` names, checked before anything is loaded:
     a saved reference trace (its folder), a run identifier, or None."""
-    from ..read.trace import saved_trace, self_baseline_refusal
+    from ..read.baseline import self_baseline_refusal
+    from ..read.files import saved_trace
 
     if args.baseline_id is not None:
         from ..read.baseline import read_baseline
@@ -128,7 +129,7 @@ def _baseline(args: argparse.Namespace, trace: Path) -> Path | str | None:
 
 def cmd_export(args: argparse.Namespace) -> int:
     from ..options import check_options
-    from ..read.trace import saved_trace
+    from ..read.files import saved_trace
 
     # Everything a person can get wrong is refused here, before the slow part.
     attachment = ATTACHMENT[args.attachment]

@@ -282,3 +282,27 @@ def read_input(path: Path, flag: str, outcome: str) -> bytes:
         return path.read_bytes()
     except OSError as exc:
         raise refuse(f"cannot be read ({exc.strerror or exc})") from None
+
+
+def saved_trace(path: str | Path) -> Path:
+    """The folder of a trace saved with ``torchlens.save``, checked without loading it.
+
+    Raises:
+        TlnetronError: ``trace_unreadable`` when the path is not a TorchLens save.
+    """
+    p = Path(path)
+    if not p.exists():
+        raise TlnetronError(
+            ErrorCode.TRACE_UNREADABLE,
+            f"{str(p)!r} does not exist.",
+            where=str(p),
+            remedy="check the path, or save the trace first with torchlens.save(log, 'run.tlspec').",
+        )
+    if not p.is_dir() or not (p / "manifest.json").is_file():
+        raise TlnetronError(
+            ErrorCode.TRACE_UNREADABLE,
+            f"{str(p)!r} is not a TorchLens save (a folder with manifest.json written by torchlens.save).",
+            where=str(p),
+            remedy="save the trace with torchlens.save(log, 'run.tlspec') and pass that folder.",
+        )
+    return p

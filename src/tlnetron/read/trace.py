@@ -1,4 +1,4 @@
-"""The trace reader: the ONLY module that touches torchlens.
+"""The trace reader: the only module that reads a torchlens ``Trace``.
 
 Reads a finished ``torchlens`` ``Trace`` through its public attributes (never through
 ``torchlens.export`` internals) into tlnetron's own IR (:mod:`tlnetron.ir.trace`). Pinned to the
@@ -8,8 +8,6 @@ torchlens range in ``pyproject.toml``; every attribute used here is listed in
 
 from __future__ import annotations
 
-import functools
-import sys
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import fields
@@ -17,15 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from .._generated.vocab import BufferPolicy, ErrorCode
-from ..errors import Opt, Placeholder, TlnetronError
+from ..errors import TlnetronError
 from ..ir.trace import (
     ROLE_BUFFER,
     ROLE_INPUT,
     ROLE_OP,
     ROLE_OUTPUT,
-    DiffIR,
-    DiffRow,
-    Dim,
     Honesty,
     ModuleCallIR,
     OpIR,
@@ -33,11 +28,13 @@ from ..ir.trace import (
 )
 from ..progress import every_share
 from .buffers import hides_buffer
+from .files import saved_trace
 from .stats import finite_float, one_thread, tensor_stats
+from .values import Dtypes, Locations, count_of, dist_version, shape_of
+from .wiring import wire
 
 __all__ = [
-    "is_trace", "load_saved_trace", "read_diff", "read_trace", "saved_trace", "self_baseline_refusal", "tensor_stats",
-    "trace_classes",
+    "describe", "is_trace", "load_saved_trace", "node_name_map", "read_trace", "tensor_stats", "trace_classes",
 ]  # fmt: skip
 
 
@@ -54,127 +51,6 @@ def is_trace(obj: object) -> bool:
         return isinstance(obj, trace_classes())
     except Exception:  # torchlens missing or broken: nothing is a trace
         return False
-
-
-def _dtype_name(dtype: Any) -> str | None:
-    if dtype is None:
-        return None
-    text = str(dtype)
-    return text[6:] if text.startswith("torch.") else text
-
-
-def _shape(shape: Any) -> tuple[Dim, ...] | None:
-    if shape is None:
-        return None
-    if type(shape) is tuple:
-        for d in shape:
-            if type(d) is not int:
-                break
-        else:
-            return shape  # the common case: already a tuple of plain ints
-    try:
-        dims = tuple(shape)
-    except TypeError:
-        return None
-    out: list[Dim] = []
-    for d in dims:
-        if isinstance(d, bool):
-            return None
-        if isinstance(d, int):
-            out.append(int(d))
-        elif isinstance(d, str):
-            out.append(d)
-        else:
-            try:
-                out.append(int(d))
-            except (TypeError, ValueError):
-                return None
-    return tuple(out)
-
-
-def _count(value: Any) -> int | None:
-    """An int count (FLOPs may arrive as float-valued Flops); None when unknown."""
-    if isinstance(value, int) and 0 <= value < 2**53:  # Flops / Bytes are int subclasses
-        return int(value)  # exactly what rounding its float gives
-    f = finite_float(value)
-    if f is None or f < 0:
-        return None
-    return int(round(f))
-
-
-def _position_key(pos: Any) -> tuple[Any, ...]:
-    return pos if isinstance(pos, tuple) else (pos,)
-
-
-def _port_names(arg_positions: Any, parents_raw: tuple[str, ...]) -> dict[str, list[str]]:
-    """Map each raw parent reference to the argument slots it fills, in order."""
-    slots: dict[str, list[str]] = {}
-    if not isinstance(arg_positions, dict):
-        return slots
-    args = arg_positions.get("args") or {}
-    if args:
-        positions = list(args)
-        if len(positions) > 1:
-            positions.sort(key=_position_key)
-        for pos in positions:
-            ref = args[pos]
-            if type(pos) is int:
-                name = f"arg{pos}"
-            elif isinstance(pos, tuple):
-                name = f"arg{pos[0]}" + "".join(f"[{p}]" for p in pos[1:])
-            else:
-                name = f"arg{pos}"
-            slots.setdefault(str(ref), []).append(name)
-    kwargs = arg_positions.get("kwargs") or {}
-    for key, ref in kwargs.items():
-        if isinstance(key, tuple):
-            name = str(key[0]) + "".join(f"[{p}]" for p in key[1:])
-        else:
-            name = str(key)
-        slots.setdefault(str(ref), []).append(name)
-    return slots
-
-
-class _Locations:
-    """``_location`` for one read, memoised per frame object (TorchLens shares them)."""
-
-    __slots__ = ("_frames",)
-
-    def __init__(self) -> None:
-        # id -> (frame, is torch's own frame, worded location); the frame is kept so its id
-        # cannot be reused while this read runs.
-        self._frames: dict[int, tuple[Any, bool, str | None]] = {}
-
-    def _frame(self, frame: Any) -> tuple[Any, bool, str | None]:
-        known = self._frames.get(id(frame))
-        if known is None:
-            where = getattr(frame, "file", None)
-            is_torch = "/torch/" in str(where or "")
-            text = None
-            if where:
-                func = getattr(frame, "func_qualname", None) or getattr(frame, "func_name", "?")
-                text = f"{str(where).rsplit('/', 1)[-1]}:{getattr(frame, 'line_number', '?')} in {func}"
-            known = self._frames[id(frame)] = (frame, is_torch, text)
-        return known
-
-    def __call__(self, code_context: Any) -> str | None:
-        """The innermost model frame (the caller of trace() is last; torch frames skipped)."""
-        if not code_context:
-            return None
-        if isinstance(code_context, list) and len(code_context) > 1:
-            # Usually the innermost candidate is already a model frame.
-            innermost = code_context[-2]
-            known = self._frames.get(id(innermost)) or self._frame(innermost)
-            if not known[1]:
-                return known[2]
-        frames = list(code_context)
-        candidates = frames[:-1] or frames
-        known_frames = self._frames
-        for f in reversed(candidates):
-            known = known_frames.get(id(f)) or self._frame(f)
-            if not known[1]:
-                return known[2]
-        return self._frame(candidates[-1])[2]
 
 
 def _buffer_access(op: Any, parents: tuple[str, ...]) -> str | None:
@@ -296,41 +172,60 @@ def _read(
     progress: Callable[[int, int], None] | None = None,
     activation_stats: bool = False,
 ) -> TraceIR:
-    # This loop runs once per op and is most of an export's reading time: each TorchLens
-    # attribute is read at most once and only where the op's role needs it, values seen
-    # before (dtypes, source frames) are converted once, and OpIR is built
-    # positionally (the field order is checked at import, see _OPIR_FIELDS).
     raw_ops = list(log.ops)
     # Statistics of the saved outputs are computed as each op is read, so progress keeps
     # ticking through them; a trace with nothing saved skips them altogether.
     stats_of = tensor_stats if activation_stats and not getattr(log, "structure_only", False) else None
+    ops = _read_ops(log, raw_ops, show_buffers, module_calls, brief_repeats, progress, stats_of)
+    return TraceIR(
+        ops=tuple(ops),
+        calls=_read_calls(log) if module_calls else (),
+        model_class=str(log.modules["self"].class_name or "Model"),
+        honesty=_read_honesty(log),
+        torchlens_version=dist_version("torchlens"),
+        torch_version=dist_version("torch"),
+    )
+
+
+# What a compute op *is*: type, function, parameter count, parameters, multi-output slot,
+# module address. TorchLens keeps it per Layer, the same for every pass: read once per layer.
+_LayerFacts = tuple[str, str | None, int, Any, int | None, str | None]
+_UNREAD: _LayerFacts = ("", None, 0, (), None, None)
+
+
+def _read_ops(
+    log: Any,
+    raw_ops: list[Any],
+    show_buffers: str,
+    module_calls: bool,
+    brief_repeats: bool,
+    progress: Callable[[int, int], None] | None,
+    stats_of: Callable[[Any], Any] | None,
+) -> list[OpIR]:
+    # This loop runs once per op and is most of an export's reading time: each TorchLens
+    # attribute is read at most once and only where the op's role needs it, values seen
+    # before (dtypes, source frames) are converted once, and OpIR is built
+    # positionally (the field order is checked at import, see _OPIR_FIELDS).
     labels, layers, pass_of = _labels(log, raw_ops)
     passes = Counter(layers)
     name_of = _node_names(labels, layers, passes)
-    location = _Locations()
-    dtype_names: dict[Any, str | None] = {}
-    role_of = _PSEUDO_ROLES.get
+    known_name = name_of.get
+
+    def node_of(ref: str) -> str:
+        """The node name of a parent reference (a label TorchLens may spell another way)."""
+        return known_name(ref) or name_of[str(log.ops[ref].label)]
+
+    location = Locations()
+    dtype_of = Dtypes()
     ops: list[OpIR] = []
     append = ops.append
-    # What a compute op *is* (type, function, parameters, multi-output slot, module
-    # address) TorchLens keeps per Layer, the same for every pass: read once per layer.
-    layer_facts: dict[str, tuple[str, str | None, int, Any, int | None, str | None]] = {}
+    layer_facts: dict[str, _LayerFacts] = {}
     for op, label, layer, pass_index in every_share(zip(raw_ops, labels, layers, pass_of), len(raw_ops), progress):
-        name = name_of[label]
         known = layer_facts.get(layer) if pass_index > 1 else None
-        if known is not None:
-            op_type, function, n_params, params, mo_index, layer_address = known
-            role = ROLE_OP
-        else:
-            op_type = str(op.type)
-            # TorchLens' pseudo-ops carry their role as their type (input / output / buffer);
-            # the flag confirms it. Every other type is a compute op (one attribute read).
-            role = role_of(op_type, ROLE_OP)
-            if role != ROLE_OP and not getattr(op, _PSEUDO_FLAGS[role]):
-                role = ROLE_OP
-            function = mo_index = layer_address = None
-            n_params = 0
-            params = ()
+        op_type, function, n_params, params, mo_index, layer_address = known or _UNREAD
+        role = ROLE_OP
+        if known is None:
+            op_type, role = _kind(op)
         # A repeat read briefly (rolled view) skips its module calls and source as well.
         brief = brief_repeats and known is not None
         is_buffer = role == ROLE_BUFFER
@@ -341,104 +236,91 @@ def _read(
             buffer_address = str(buffer_address) if buffer_address else None
             hidden = hides_buffer(show_buffers, buffer_address)
         raw_parents = op.parents
-        parents: tuple[str, ...] = ()
-        ports: tuple[str, ...] = ()
-        parents_raw: tuple[str, ...] = ()
-        if raw_parents:
-            parents_raw = tuple(map(str, raw_parents))
-            if hidden:  # only the wiring counts for a hidden buffer, not its argument slots
-                parents = tuple([name_of.get(ref) or name_of[str(log.ops[ref].label)] for ref in parents_raw])
-            else:
-                parents, ports = _wire(log, name_of, parents_raw, op.parent_arg_positions)
+        parents_raw = tuple(map(str, raw_parents)) if raw_parents else ()
+        parents, ports = _parents(op, parents_raw, hidden, node_of)
         # Module calls place ops in the module view (and count hidden buffers per call there).
         raw_calls = None if brief or (hidden and not module_calls) else op.module_call_stack
         calls = tuple(map(str, raw_calls)) if raw_calls else ()
-        if is_buffer:
-            address = buffer_address
-        elif known is not None and (layer_address or not calls):
-            address = layer_address if calls else None
-        elif calls:
-            # The innermost call's module: a call label is "<address>:<call index>", and
-            # TorchLens' op.address is that address (a test holds it to this), one read less.
-            address, sep, _ = calls[-1].rpartition(":")
-            if not sep:
-                address = getattr(op, "address", None)
-                address = str(address) if address else None
-            address = address or None
-        else:
-            address = None
+        address = buffer_address if is_buffer else _address(op, calls, known is not None, layer_address)
         # What each role carries; anything it does not is None (shown nowhere).
         shape = dtype = module_path = duration = flops = nbytes = None
         buffer_access = where = None
         # A buffer the policy hides is read only as far as the policy needs it.
         if not hidden:
-            shape = _shape(op.shape)
-            dtype_raw = op.dtype
-            try:
-                dtype = dtype_names[dtype_raw]
-            except KeyError:
-                dtype = dtype_names[dtype_raw] = _dtype_name(dtype_raw)
-            except TypeError:
-                dtype = _dtype_name(dtype_raw)
+            shape = shape_of(op.shape)
+            dtype = dtype_of(op.dtype)
             if role != ROLE_OUTPUT:
-                nbytes = _count(op.activation_memory)
+                nbytes = count_of(op.activation_memory)
             if not is_buffer and address and calls:
                 module_path = address
             if is_buffer:
                 buffer_access = _buffer_access(op, parents_raw)
             elif role == ROLE_OP:
                 if known is None:
-                    n_params = int(op.num_params or 0)
-                    if n_params:
-                        params = tuple(
-                            (str(n), tuple(int(d) for d in s))
-                            for n, s in zip(list(op.param_names or ()), list(op.param_shapes or ()))
-                        )
-                    function = str(op.func_qualname or op.func_name)
-                    index = op.multi_output_index
-                    if index is not None and getattr(op, "in_multi_output", False):
-                        mo_index = int(index)
-                    layer_facts[layer] = (op_type, function, n_params, params, mo_index, address)
+                    facts = layer_facts[layer] = _layer_facts(op, op_type, address)
+                    function, n_params, params, mo_index = facts[1], facts[2], facts[3], facts[4]
                 if not brief:
                     where = location(op.code_context)
                 duration = finite_float(op.func_duration)
-                flops = _count(op.flops_forward)
-        append(
-            OpIR(
-                name,
-                layer,
-                pass_index,
-                passes[layer],
-                op_type,
-                role,
-                shape,
-                dtype,
-                parents,
-                ports,
-                function,
-                calls,
-                module_path,
-                duration,
-                flops,
-                nbytes,
-                n_params,
-                params,
-                mo_index,
-                buffer_address,
-                buffer_access,
-                where,
-                stats_of(getattr(op, "out", None)) if stats_of is not None and not hidden else None,
-                _returned_as(op) if role == ROLE_OUTPUT else None,
-            )
+                flops = count_of(op.flops_forward)
+        stats = stats_of(getattr(op, "out", None)) if stats_of is not None and not hidden else None
+        returned_as = _returned_as(op) if role == ROLE_OUTPUT else None
+        append(OpIR(
+            name_of[label], layer, pass_index, passes[layer], op_type, role, shape, dtype, parents, ports, function,
+            calls, module_path, duration, flops, nbytes, n_params, params, mo_index, buffer_address, buffer_access,
+            where, stats, returned_as,
+        ))  # fmt: skip
+    return ops
+
+
+def _parents(
+    op: Any, parents_raw: tuple[str, ...], hidden: bool, node_of: Callable[[str], str]
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """An op's parents' node names and the argument slot each fills (none for a hidden
+    buffer: only its wiring counts)."""
+    if not parents_raw:
+        return (), ()
+    if hidden:
+        return tuple([node_of(ref) for ref in parents_raw]), ()
+    return wire(node_of, parents_raw, op.parent_arg_positions)
+
+
+def _kind(op: Any) -> tuple[str, str]:
+    """An op's type and role. TorchLens' pseudo-ops carry their role as their type (input /
+    output / buffer); the flag confirms it. Every other type is a compute op (one read)."""
+    op_type = str(op.type)
+    role = _PSEUDO_ROLES.get(op_type, ROLE_OP)
+    if role != ROLE_OP and not getattr(op, _PSEUDO_FLAGS[role]):
+        role = ROLE_OP
+    return op_type, role
+
+
+def _address(op: Any, calls: tuple[str, ...], repeat: bool, layer_address: str | None) -> str | None:
+    """The module a compute or pseudo-op ran in: its innermost call's (a repeat's layer's)."""
+    if repeat and (layer_address or not calls):
+        return layer_address if calls else None
+    if not calls:
+        return None
+    # A call label is "<address>:<call index>", and TorchLens' op.address is that address
+    # (a test holds it to this): one attribute read less.
+    address, sep, _ = calls[-1].rpartition(":")
+    if sep:
+        return address or None
+    raw = getattr(op, "address", None)
+    return str(raw) if raw else None
+
+
+def _layer_facts(op: Any, op_type: str, address: str | None) -> _LayerFacts:
+    """What a compute op's layer is, read from its first pass."""
+    n_params = int(op.num_params or 0)
+    params: Any = ()
+    if n_params:
+        params = tuple(
+            (str(n), tuple(int(d) for d in s)) for n, s in zip(list(op.param_names or ()), list(op.param_shapes or ()))
         )
-    return TraceIR(
-        ops=tuple(ops),
-        calls=_read_calls(log) if module_calls else (),
-        model_class=str(log.modules["self"].class_name or "Model"),
-        honesty=_read_honesty(log),
-        torchlens_version=_version("torchlens"),
-        torch_version=_version("torch"),
-    )
+    index = op.multi_output_index
+    mo_index = int(index) if index is not None and getattr(op, "in_multi_output", False) else None
+    return (op_type, str(op.func_qualname or op.func_name), n_params, params, mo_index, address)
 
 
 # OpIR is built positionally in _read (keywords cost more per op): these fields' order is
@@ -460,58 +342,6 @@ def _returned_as(op: Any) -> str | None:
     """Where an output pseudo-op's tensor sits in the model's return value (``io_role``)."""
     role = getattr(op, "io_role", None)
     return role if isinstance(role, str) and (role == "output" or role.startswith("output.")) else None
-
-
-_ARG_PORTS = tuple(f"arg{i}" for i in range(64))
-
-
-def _wire(
-    log: Any, name_of: dict[str, str], parents_raw: tuple[str, ...], arg_positions: Any
-) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """Parent node names in argument order, and the argument slot each one fills."""
-    if len(parents_raw) == 1 and type(arg_positions) is dict and not arg_positions.get("kwargs"):
-        # The most common op: one tensor argument, in one positional slot.
-        args = arg_positions.get("args")
-        if args and len(args) == 1:
-            ((pos, ref),) = args.items()
-            only = parents_raw[0]
-            if type(pos) is int and 0 <= pos < 64 and (ref if type(ref) is str else str(ref)) == only:
-                return (name_of.get(only) or name_of[str(log.ops[only].label)],), (_ARG_PORTS[pos],)
-    unique = len(parents_raw) == 1 or len(set(parents_raw)) == len(parents_raw)
-    if unique and type(arg_positions) is dict and not arg_positions.get("kwargs"):
-        # The common case: positional tensors only, no parent twice. Each parent fills its
-        # lowest position (as _port_names orders them).
-        lowest: dict[str, int] = {}
-        for pos, ref in (arg_positions.get("args") or {}).items():
-            if type(pos) is not int:
-                break
-            ref = ref if type(ref) is str else str(ref)
-            known = lowest.get(ref)
-            if known is None or pos < known:
-                lowest[ref] = pos
-        else:
-            names: list[str] = []
-            ports: list[str] = []
-            for i, ref in enumerate(parents_raw):
-                names.append(name_of.get(ref) or name_of[str(log.ops[ref].label)])
-                pos = lowest.get(ref)
-                ports.append(f"in{i}" if pos is None else _ARG_PORTS[pos] if pos < 64 else f"arg{pos}")
-            return tuple(names), tuple(ports)
-    slots = _port_names(arg_positions, parents_raw)
-    if unique:
-        names_of = [name_of.get(ref) or name_of[str(log.ops[ref].label)] for ref in parents_raw]
-        slot_of = [slots.get(ref) for ref in parents_raw]
-        return tuple(names_of), tuple(s[0] if s else f"in{i}" for i, s in enumerate(slot_of))
-    parents: list[str] = []
-    port_list: list[str] = []
-    used: Counter[str] = Counter()
-    for ref in parents_raw:
-        parents.append(name_of.get(ref) or name_of[str(log.ops[ref].label)])
-        slot_names = slots.get(ref, ())
-        k = used[ref]
-        used[ref] += 1
-        port_list.append(slot_names[k] if k < len(slot_names) else f"in{len(port_list)}")
-    return tuple(parents), tuple(port_list)
 
 
 def _read_calls(log: Any) -> tuple[ModuleCallIR, ...]:
@@ -572,50 +402,6 @@ def _read_honesty(log: Any) -> Honesty:
     )
 
 
-@functools.lru_cache(maxsize=None)
-def _version(dist: str) -> str:
-    """The version of ``dist`` as imported: its module's ``__version__`` (the code that made
-    the trace), else the installed distribution's metadata, else ``"unknown"``.
-
-    The module attribute comes first because it is free, while the first metadata lookup of
-    a process scans every ``sys.path`` entry (paid by each CLI export).
-    """
-    module = sys.modules.get(dist)
-    text = getattr(module, "__version__", None)
-    if text:
-        return str(text)
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version(dist)
-    except PackageNotFoundError:
-        return "unknown"
-
-
-def saved_trace(path: str | Path) -> Path:
-    """The folder of a trace saved with ``torchlens.save``, checked without loading it.
-
-    Raises:
-        TlnetronError: ``trace_unreadable`` when the path is not a TorchLens save.
-    """
-    p = Path(path)
-    if not p.exists():
-        raise TlnetronError(
-            ErrorCode.TRACE_UNREADABLE,
-            f"{str(p)!r} does not exist.",
-            where=str(p),
-            remedy="check the path, or save the trace first with torchlens.save(log, 'run.tlspec').",
-        )
-    if not p.is_dir() or not (p / "manifest.json").is_file():
-        raise TlnetronError(
-            ErrorCode.TRACE_UNREADABLE,
-            f"{str(p)!r} is not a TorchLens save (a folder with manifest.json written by torchlens.save).",
-            where=str(p),
-            remedy="save the trace with torchlens.save(log, 'run.tlspec') and pass that folder.",
-        )
-    return p
-
-
 def load_saved_trace(path: str | Path) -> Any:
     """Load a trace saved with ``torchlens.save`` (this UNPICKLES: load only files you trust).
 
@@ -644,115 +430,14 @@ def load_saved_trace(path: str | Path) -> Any:
     return log
 
 
-def _node_name_map(log: Any) -> dict[str, str]:
+def node_name_map(log: Any) -> dict[str, str]:
+    """Every reference form of an op -> its node name (as :func:`read_trace` names nodes)."""
     labels, layers, _ = _labels(log, list(log.ops))
     return _node_names(labels, layers, Counter(layers))
 
 
-def self_baseline_refusal(what: str) -> TlnetronError:
-    """The refusal of a baseline that is the exported capture itself (``what`` it is).
-
-    Raised by :func:`read_diff` for the same Trace object, and by the command line for the
-    same saved trace, before it is loaded twice.
-    """
-    return TlnetronError(
-        ErrorCode.INVALID_BASELINE,
-        f"the baseline is {what}: the diff of a capture with itself is vacuous.",
-        where="baseline",
-        remedy=(
-            "pass the reference run's trace (",
-            Opt("baseline", Placeholder("ref_log")),
-            ", from a second torchlens.trace call), or a run identifier (",
-            Opt("baseline", "run-id"),
-            ").",
-        ),
-    )
-
-
-def read_diff(subject: Any, reference: Any) -> DiffIR:
-    """Run TorchLens' own guarded differential and read its settled rows into the IR.
-
-    Uses ``torchlens.report.diff`` where the installed TorchLens has it, else
-    ``torchlens.differential.diff_report`` (2.36). tlnetron never pairs ops itself.
-
-    Raises:
-        TlnetronError: ``invalid_baseline`` when the baseline is the subject itself or not a
-            Trace; ``baseline_refused`` when TorchLens refuses the pair.
-    """
-    if reference is subject:
-        raise self_baseline_refusal("the same Trace object as the one being exported")
-    if not is_trace(reference):
-        raise TlnetronError(
-            ErrorCode.INVALID_BASELINE,
-            f"baseline must be a torchlens Trace or a string, got {type(reference).__name__}.",
-            where="baseline",
-            remedy=(
-                "pass ",
-                Opt("baseline", Placeholder("ref_log")),
-                " (a Trace) or ",
-                Opt("baseline", "run-id"),
-                " (recorded verbatim).",
-            ),
-        )
-    import torchlens
-
-    report_mod = getattr(torchlens, "report", None)
-    differ = getattr(report_mod, "diff", None)
-    source = "torchlens.report.diff"
-    if not callable(differ):
-        from torchlens import differential
-
-        differ = differential.diff_report
-        source = "torchlens.differential.diff_report"
-    try:
-        report = differ(subject, reference)
-    except Exception as exc:
-        raise TlnetronError(
-            ErrorCode.BASELINE_REFUSED,
-            f"TorchLens refused to compare the two captures "
-            f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}).",
-            where="baseline",
-            remedy=(
-                "compare two captures of the same model family (see TorchLens' differential docs), "
-                "or record a run identifier: ",
-                Opt("baseline", "run-id"),
-                ".",
-            ),
-        ) from exc
-    try:
-        names = _node_name_map(subject)
-        rows = []
-        for row in report.rows:
-            label = row.subject_label
-            delta = finite_float(row.max_abs_delta)
-            rows.append(
-                DiffRow(
-                    status=str(row.status),
-                    subject=names.get(str(label), str(label)) if label else None,
-                    reference=str(row.reference_label) if row.reference_label else None,
-                    max_abs_delta=delta,
-                    verdict=str(row.verdict) if row.verdict else None,
-                    detail=str(row.detail) if row.detail else None,
-                )
-            )
-        counts = tuple(sorted((str(k), int(v)) for k, v in dict(report.counts).items()))
-    except Exception as exc:
-        raise TlnetronError(
-            ErrorCode.TRACE_UNREADABLE,
-            f"could not read TorchLens' diff report ({type(exc).__name__}: {exc}).",
-            where="baseline",
-            remedy="use the torchlens version tlnetron supports (see pyproject.toml).",
-        ) from exc
-    return DiffIR(
-        rows=tuple(rows),
-        counts=counts,
-        source=source,
-        subject_name=_describe(subject),
-        reference_name=_describe(reference),
-    )
-
-
-def _describe(log: Any) -> str:
+def describe(log: Any) -> str:
+    """A trace in a few words, for the baseline summary's direction."""
     try:
         return f"{log.modules['self'].class_name} trace, {int(log.num_ops)} ops"
     except Exception:
