@@ -28,12 +28,13 @@ import tlnetron
 import tlnetron.pages.html as page_module
 from tlnetron.cli import main
 from tlnetron.errors import TlnetronError, TlnetronWarning
-from tlnetron.pages.html import APP_MODULES, ASSETS, Page, build_page, write_page
+from tlnetron.pages.app import APP_MODULES, ASSETS, netron_dir
+from tlnetron.pages.html import Page, build_page, write_page
 
 GOLDEN = Path(__file__).parent / "golden"
 ARTIFACT = GOLDEN / "tiny_op.onnx.json"
 COMPANION = GOLDEN / "tiny_op.onnx.attachment.json"
-NETRON = Path(page_module._netron_dir())
+NETRON = netron_dir()
 NETRON_LINKS = {"https://github.com/lutzroeder/netron", "https://www.lutzroeder.com"}
 """Netron's logo and about-box links: ``<a href>`` a person may click (a new tab), never loaded."""
 MAX_PAGE_BYTES = 2 * 2**20
@@ -405,13 +406,15 @@ def test_netron_not_installed(
 
 def test_an_unknown_netron_layout_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     """A netron whose modules import one another in a way the page cannot hold is refused, not packed half-working."""
-    real = page_module._read_app
+    from tlnetron.pages import app
+
+    real = app._read_file
 
     def odd(folder: Path, name: str) -> str:
         text = real(folder, name)
         return text.replace("from './base.js'", 'from "../base.js"') if name == "view.js" else text
 
-    monkeypatch.setattr(page_module, "_read_app", odd)
+    monkeypatch.setattr(app, "_read_file", odd)
     with pytest.raises(TlnetronError) as refused:
         build_page((ARTIFACT.name, ARTIFACT.read_bytes()))
     assert refused.value.code == "netron_serve_unavailable" and "view.js" in str(refused.value)

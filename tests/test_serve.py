@@ -42,6 +42,7 @@ from torch import nn
 
 import tlnetron
 import tlnetron.pages.serve as tlserve
+from tlnetron.pages.app import netron_age_gate
 from tlnetron import TlnetronError, TlnetronWarning
 from tlnetron._generated.vocab import COMPANION_SIGNATURE, Granularity
 
@@ -522,12 +523,12 @@ def test_netron_age_gate() -> None:
     m = re.search(r'<meta name="date" content="(\d{4}-\d{2}-\d{2})', index)
     assert m, "the installed Netron records its build date"
     built = m.group(1)
-    message = tlserve.netron_age_gate(today=date(2027, 6, 1))
+    message = netron_age_gate(today=date(2027, 6, 1))
     assert message is not None
     assert built in message
     assert "pip install --upgrade netron" in message
-    assert tlserve.netron_age_gate(today=date(2026, 11, 30)) is None
-    assert tlserve.netron_age_gate(today=date.fromisoformat(built)) is None
+    assert netron_age_gate(today=date(2026, 11, 30)) is None
+    assert netron_age_gate(today=date.fromisoformat(built)) is None
 
 
 # ------------------------------------------------------------------ the command line

@@ -262,7 +262,7 @@ def test_max_bytes_is_netrons_own_limit() -> None:
     """Read from the installed Netron (tests/e2e/test_size_limits.py checks it in Chromium): a dropped
     file is read in chunks into bytes, JSON is decoded from them a character at a time, and no file
     of 0x7ffff000 bytes or more is tried as JSON (for a model and for an attachment alike)."""
-    from tlnetron.pages.serve import netron_dir
+    from tlnetron.pages.app import netron_dir
     from tlnetron.read.files import MAX_BYTES, PAGE_MAX_BYTES
 
     app = netron_dir()

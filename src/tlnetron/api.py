@@ -90,7 +90,7 @@ def export(
     """
     options = check_options(path, granularity, depth, show_buffers, attachment, serve, activation_stats, colour_by)
     if serve or options.page is not None:
-        from .pages.serve import require_netron
+        from .pages.app import require_netron
 
         require_netron()
     steps = Steps(progress, companion=options.writes_companion)

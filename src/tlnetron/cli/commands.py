@@ -146,7 +146,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     trace = saved_trace(args.trace)
     baseline = _baseline(args, trace)
     if args.serve:
-        from ..pages.serve import require_netron
+        from ..pages.app import require_netron
 
         require_netron()
     with Bar(args.progress) as bar:

@@ -33,7 +33,7 @@ that find files in the page (``require``: a module, and for a format's reader th
 not hold, one that matches no file; ``worker``: the layout worker; ``asset``:
 ``onnx-metadata.json``, stored gzip-compressed).
 
-Netron's web app refuses to start :data:`~tlnetron.pages.serve.AGE_GATE_DAYS` days after the
+Netron's web app refuses to start :data:`~tlnetron.pages.app.AGE_GATE_DAYS` days after the
 date in its index.html, with "Please update to the newest version": so does the page. The
 page says when, in its title and in a note, and how to regenerate it with a newer netron
 (``tlnetron html ARTIFACT --attachment COMPANION -o PAGE``).
@@ -60,7 +60,7 @@ import orjson
 from .._generated.vocab import COMPANION_SIGNATURE, ErrorCode, WarningCode
 from ..errors import TlnetronError, warn
 from ..read.files import check_page_fits, companion_object, read_input
-from .serve import AGE_GATE_DAYS, netron_dir
+from .app import APP_MODULES, ASSETS, App, app_unavailable, data_url, js_url, read_app
 
 __all__ = [
     "APP_MODULES",
@@ -69,35 +69,9 @@ __all__ = [
     "Page",
     "build_page",
     "page_from_files",
+    "warn_if_expired",
     "write_page",
 ]
-
-APP_MODULES: tuple[str, ...] = (
-    "view",
-    "browser",
-    "base",
-    "grapher",
-    "text",
-    "json",
-    "protobuf",
-    "flatbuffers",
-    "zip",
-    "tar",
-    "onnx",
-    "onnx-proto",
-)
-"""Netron's modules the page holds: the app (view, browser and what they import), what it
-imports to start (zip) and to open an ``*.onnx.json`` file (json, flatbuffers: Netron
-peeks at every file as JSON and as a flatbuffer; onnx, protobuf, onnx-proto), and what it
-imports to say why a file it cannot read is unsupported (zip, tar). Every other format's
-reader is left out (the app imports some ahead of need, and ignores their absence)."""
-
-WORKER = "worker"
-"""The layout worker, which imports :data:`WORKER_MODULES`."""
-WORKER_MODULES: tuple[str, ...] = ("dagre",)
-
-ASSETS: tuple[str, ...] = ("onnx-metadata.json",)
-"""Netron's data files the page holds (the ONNX operators' documentation and categories)."""
 
 PAGE_POLICY_DIRECTIVES: tuple[str, ...] = (
     "default-src 'none'",
@@ -112,12 +86,6 @@ PAGE_POLICY_DIRECTIVES: tuple[str, ...] = (
 )
 PAGE_POLICY = "; ".join(PAGE_POLICY_DIRECTIVES)
 """The page's Content-Security-Policy (``{hashes}``: the sha256 of its four inline scripts)."""
-
-_SPECIFIER = re.compile(r"""(\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)'\./([A-Za-z0-9_-]+)\.js'""")
-_ANY_RELATIVE = re.compile(r"""(\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)['"`]\.{1,2}/""")
-_STATIC_IMPORT = re.compile(r"""^\s*(?:import|export)\b[^;'"]*?\bfrom\s*'([A-Za-z0-9_-]+)\.js'""", re.MULTILINE)
-_META_DATE = re.compile(r'<meta name="date" content="(\d{4}-\d{2}-\d{2})(?: (\d{2}:\d{2}:\d{2}))?">')
-_META_VERSION = re.compile(r'<meta name="version" content="([^"]*)">')
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,50 +109,6 @@ class Page:
         return (now or _dt.datetime.now(_dt.timezone.utc)) > self.expires
 
 
-def _netron_unavailable(message: str) -> TlnetronError:
-    return TlnetronError(
-        ErrorCode.NETRON_SERVE_UNAVAILABLE,
-        message,
-        where="netron",
-        remedy="pip install 'tlnetron[netron]' (netron 9.3 or later, before 10).",
-    )
-
-
-def _netron_dir() -> Path:
-    return netron_dir(
-        "the page holds Netron's web app, from the netron package, which is not installed.",
-        where="netron",
-        remedy="pip install 'tlnetron[netron]' (netron 9.3 or later, before 10).",
-    )
-
-
-def _read_app(folder: Path, name: str) -> str:
-    try:
-        return (folder / name).read_text(encoding="utf-8").replace("\r\n", "\n")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise _netron_unavailable(f"the installed netron has no readable {name} in {folder} ({exc}).") from None
-
-
-def _bare_specifiers(name: str, text: str) -> str:
-    """``'./NAME.js'`` module specifiers -> ``'NAME.js'`` (resolved by the import map)."""
-    text = _SPECIFIER.sub(lambda m: f"{m.group(1)}'{m.group(2)}.js'", text)
-    left = _ANY_RELATIVE.search(text)
-    if left is not None:
-        line = text.count("\n", 0, left.start()) + 1
-        raise _netron_unavailable(
-            f"the installed netron's {name} imports a module in a way tlnetron cannot put in a page (line {line})."
-        )
-    return text
-
-
-def _data_url(mime: str, data: bytes) -> str:
-    return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
-
-
-def _js_url(text: str) -> str:
-    return _data_url("text/javascript", text.encode("utf-8"))
-
-
 def _gzip64(data: bytes) -> str:
     return base64.b64encode(gzip.compress(data, compresslevel=9, mtime=0)).decode("ascii")
 
@@ -201,26 +125,13 @@ def _sha256(text: str) -> str:
 
 def _inline(text: str, what: str) -> str:
     if re.search(r"</script|<!--", text, re.IGNORECASE):
-        raise _netron_unavailable(f"{what} holds '</script' or '<!--' and cannot be put in a page inline.")
+        raise app_unavailable(f"{what} holds '</script' or '<!--' and cannot be put in a page inline.")
     return text
-
-
-def _app_date(index: str) -> tuple[str, _dt.datetime]:
-    version = _META_VERSION.search(index)
-    date = _META_DATE.search(index)
-    if version is None or date is None:
-        raise _netron_unavailable(
-            'the installed netron\'s index.html has no <meta name="version"> or <meta name="date">.'
-        )
-    built = _dt.datetime.fromisoformat(f"{date.group(1)}T{date.group(2) or '00:00:00'}").replace(
-        tzinfo=_dt.timezone.utc
-    )
-    return version.group(1), built
 
 
 def _replace_once(text: str, old: str, new: str) -> str:
     if text.count(old) != 1:
-        raise _netron_unavailable(f"the installed netron's index.html does not hold {old!r} once, as tlnetron expects.")
+        raise app_unavailable(f"the installed netron's index.html does not hold {old!r} once, as tlnetron expects.")
     return text.replace(old, new)
 
 
@@ -277,50 +188,9 @@ def build_page(
     check_page_fits((model, companion), "no page was made")
     if companion is not None:
         companion_object(*companion)
-    folder = _netron_dir()
-    index = _read_app(folder, "index.html")
-    version, built = _app_date(index)
-    expires = built + _dt.timedelta(days=AGE_GATE_DAYS)
-
-    modules = {name: _bare_specifiers(f"{name}.js", _read_app(folder, f"{name}.js")) for name in APP_MODULES}
-    for name, text in modules.items():
-        for needed in _STATIC_IMPORT.findall(text):
-            if needed not in modules:
-                raise _netron_unavailable(
-                    f"the installed netron's {name}.js imports {needed}.js, which tlnetron does not put in the page."
-                )
-    worker = _read_app(folder, f"{WORKER}.js")
-    worker_imports = {f"./{name}.js": _js_url(_read_app(folder, f"{name}.js")) for name in WORKER_MODULES}
-    probe = worker
-    for specifier in worker_imports:
-        if f"import('{specifier}')" not in worker:
-            raise _netron_unavailable(
-                f"the installed netron's {WORKER}.js does not import {specifier} as tlnetron expects."
-            )
-        probe = probe.replace(f"import('{specifier}')", "import(url)")
-    _bare_specifiers(f"{WORKER}.js", probe)  # refuses a relative import the loader would not replace
-
-    import_map = _inline(
-        _script_safe_json({"imports": {f"{name}.js": _js_url(text) for name, text in modules.items()}}),
-        "the import map",
-    )
-    index_js = _inline(_read_app(folder, "index.js"), "index.js")
-    loader = _inline((resources.files(__package__) / "html_loader.js").read_text(encoding="utf-8"), "html_loader.js")
-    heatmap = _inline((resources.files(__package__) / "heatmap.js").read_text(encoding="utf-8"), "heatmap.js")
-    assets = {name: _gzip64((folder / name).read_bytes()) for name in ASSETS}
-    files: dict[str, Any] = {
-        "model": {"name": model[0], "gzip": _gzip64(model[1])},
-        "companion": {"name": companion[0], "gzip": _gzip64(companion[1])} if companion is not None else None,
-        "assets": assets,
-        "modules": [f"{name}.js" for name in modules],
-        "worker": {"source": worker, "imports": worker_imports},
-        "expires": int(expires.timestamp() * 1000),
-        **colours,
-    }
-    policy = PAGE_POLICY.format(hashes=" ".join(_sha256(s) for s in (import_map, index_js, heatmap, loader)))
-
+    app = read_app()
     names = model[0] + (f" + {companion[0]}" if companion is not None else "")
-    title = f"{names} - Netron {version} (tlnetron page, works until {expires:%Y-%m-%d})"
+    title = f"{names} - Netron {app.version} (tlnetron page, works until {app.expires:%Y-%m-%d})"
     if command is None:
         words = [
             "tlnetron",
@@ -331,9 +201,51 @@ def build_page(
             page_name,
         ]
         command = " ".join(shlex.quote(word) for word in words)
-    icon = _data_url("image/png", (folder / "icon.png").read_bytes())
+    scripts, policy = _scripts(app, model, companion, colours)
+    note = _note(app.version, app.built, app.expires, command)
+    page = _fill_index(app, policy, title, scripts, note, names)
+    return Page(page.encode("utf-8"), app.version, app.built, app.expires)
 
-    page = index
+
+def _scripts(
+    app: App, model: tuple[str, bytes], companion: tuple[str, bytes] | None, colours: dict[str, Any]
+) -> tuple[str, str]:
+    """What takes index.js's ``<script>`` tag (the icon, the import map, index.js, the heat map,
+    the page's data and the loader), and the page's Content-Security-Policy."""
+    folder = app.folder
+    import_map = _inline(
+        _script_safe_json({"imports": {f"{name}.js": js_url(text) for name, text in app.modules.items()}}),
+        "the import map",
+    )
+    index_js = _inline(app.file("index.js"), "index.js")
+    loader = _inline((resources.files(__package__) / "html_loader.js").read_text(encoding="utf-8"), "html_loader.js")
+    heatmap = _inline((resources.files(__package__) / "heatmap.js").read_text(encoding="utf-8"), "heatmap.js")
+    assets = {name: _gzip64((folder / name).read_bytes()) for name in ASSETS}
+    files: dict[str, Any] = {
+        "model": {"name": model[0], "gzip": _gzip64(model[1])},
+        "companion": {"name": companion[0], "gzip": _gzip64(companion[1])} if companion is not None else None,
+        "assets": assets,
+        "modules": [f"{name}.js" for name in app.modules],
+        "worker": {"source": app.worker, "imports": app.worker_imports},
+        "expires": int(app.expires.timestamp() * 1000),
+        **colours,
+    }
+    policy = PAGE_POLICY.format(hashes=" ".join(_sha256(s) for s in (import_map, index_js, heatmap, loader)))
+    icon = data_url("image/png", (folder / "icon.png").read_bytes())
+    scripts = (
+        f'<link rel="icon" type="image/png" href="{icon}">\n'
+        f'<script type="importmap">{import_map}</script>\n'
+        f"<script>{index_js}</script>\n"
+        f"<script>{heatmap}</script>\n"
+        f'<script type="application/json" id="tlnetron-data">{_script_safe_json(files)}</script>\n'
+        f"<script>{loader}</script>"
+    )
+    return scripts, policy
+
+
+def _fill_index(app: App, policy: str, title: str, scripts: str, note: str, names: str) -> str:
+    """index.html with the page's policy, title, styles, scripts and note put in."""
+    page = app.index
     page = _replace_once(
         page,
         "<meta http-equiv=\"Content-Security-Policy\" content=\"script-src 'self'; frame-src 'none'\">",
@@ -343,35 +255,21 @@ def build_page(
     page = _replace_once(
         page,
         '<link rel="stylesheet" type="text/css" href="grapher.css">',
-        f"<style>\n{_read_app(folder, 'grapher.css')}</style>\n{_NOTE_STYLE}",
+        f"<style>\n{app.file('grapher.css')}</style>\n{_NOTE_STYLE}",
     )
     icons = re.findall(r'<link rel="[a-z -]*icon[a-z-]*" type="image/[a-z-]+" href="[a-z.]+">\n', page)
     if len(icons) != 5:
-        raise _netron_unavailable("the installed netron's index.html does not link its icons as tlnetron expects.")
+        raise app_unavailable("the installed netron's index.html does not link its icons as tlnetron expects.")
     for link in icons:
         page = page.replace(link, "")
-    page = _replace_once(
-        page,
-        '<script type="text/javascript" src="index.js"></script>',
-        f'<link rel="icon" type="image/png" href="{icon}">\n'
-        f'<script type="importmap">{import_map}</script>\n'
-        f"<script>{index_js}</script>\n"
-        f"<script>{heatmap}</script>\n"
-        f'<script type="application/json" id="tlnetron-data">{_script_safe_json(files)}</script>\n'
-        f"<script>{loader}</script>",
-    )
-    page = _replace_once(
-        page,
-        '<body class="welcome spinner">',
-        '<body class="welcome spinner">\n' + _note(version, built, expires, command),
-    )
+    page = _replace_once(page, '<script type="text/javascript" src="index.js"></script>', scripts)
+    page = _replace_once(page, '<body class="welcome spinner">', '<body class="welcome spinner">\n' + note)
     head = (
-        f"<!-- tlnetron page: {html.escape(names)} in Netron {html.escape(version)}'s web app "
+        f"<!-- tlnetron page: {html.escape(names)} in Netron {html.escape(app.version)}'s web app "
         "(Copyright (c) Lutz Roeder, MIT License, github.com/lutzroeder/netron), "
-        f"packed by tlnetron html; the app refuses to start after {expires:%Y-%m-%d}. -->\n"
+        f"packed by tlnetron html; the app refuses to start after {app.expires:%Y-%m-%d}. -->\n"
     )
-    page = _replace_once(page, "<!DOCTYPE html>\n", "<!DOCTYPE html>\n" + head)
-    return Page(page.encode("utf-8"), version, built, expires)
+    return _replace_once(page, "<!DOCTYPE html>\n", "<!DOCTYPE html>\n" + head)
 
 
 def _check_model(name: str, data: bytes, outcome: str) -> None:
@@ -500,15 +398,21 @@ def write_page(artifact: Path, companion: Path | None, output: Path, colour_by: 
     check_colour(colour_by)
     _check_output(output)
     page = page_from_files(artifact, companion, page_name=output.name, colour_by=colour_by)
-    if page.expired():
-        warn(
-            WarningCode.NETRON_APP_EXPIRED,
-            f"the installed Netron web app (netron {page.netron_version}, built {page.built:%Y-%m-%d}) "
-            "stopped starting "
-            f"on {page.expires:%Y-%m-%d}: the page will only ask to be updated. Remedy: pip install --upgrade netron, "
-            "and write the page again.",
-        )
+    warn_if_expired(
+        page, "the page will only ask to be updated. Remedy: pip install --upgrade netron, and write the page again."
+    )
     with staged_files([output]) as files:
         files.stage(output, page.html)
         files.commit()
     return page
+
+
+def warn_if_expired(page: Page, then: str) -> None:
+    """Warn (``netron_app_expired``) when the page's app no longer starts; ``then``: what the
+    reader meets instead, and the remedy, in the words of the surface that made the page."""
+    if page.expired():
+        warn(
+            WarningCode.NETRON_APP_EXPIRED,
+            f"the installed Netron web app (netron {page.netron_version}, built {page.built:%Y-%m-%d}) "
+            f"stopped starting on {page.expires:%Y-%m-%d}: {then}",
+        )

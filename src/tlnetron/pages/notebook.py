@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .._generated.vocab import ErrorCode, WarningCode
-from ..errors import TlnetronError, warn
-from .html import Page, build_page, page_from_files
+from .._generated.vocab import ErrorCode
+from ..errors import TlnetronError
+from .html import Page, build_page, page_from_files, warn_if_expired
 
 __all__ = ["NotebookPage", "show"]
 
@@ -128,12 +128,9 @@ def show(
             where="what",
             remedy="pass the trace, tlnetron.export(trace, 'model.onnx.json') or 'model.onnx.json'.",
         )
-    if page.expired():
-        warn(
-            WarningCode.NETRON_APP_EXPIRED,
-            f"the installed Netron web app (netron {page.netron_version}, built {page.built:%Y-%m-%d}) "
-            "stopped starting "
-            f"on {page.expires:%Y-%m-%d}: the cell will only ask to update it. Remedy: pip install --upgrade netron, "
-            "restart the kernel and show it again.",
-        )
+    warn_if_expired(
+        page,
+        "the cell will only ask to update it. "
+        "Remedy: pip install --upgrade netron, restart the kernel and show it again.",
+    )
     return NotebookPage(page, names, height)

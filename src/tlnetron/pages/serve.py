@@ -15,13 +15,11 @@ What the server promises the person who runs it:
 
 from __future__ import annotations
 
-import datetime as _dt
 import errno
 import http
 import http.server
 import ipaddress
 import json
-import re
 import socket
 import sys
 import threading
@@ -37,21 +35,18 @@ from .._generated.vocab import ErrorCode, WarningCode
 from ..errors import TlnetronError, warn
 from ..read.files import companion_object
 from ..result import ExportResult
+from .app import netron_age_gate, netron_dir, require_netron
 
 __all__ = [
-    "AGE_GATE_DAYS",
     "CONTENT_SECURITY_POLICY",
     "LOOPBACK",
     "Served",
-    "netron_age_gate",
-    "require_netron",
     "serve_bytes",
     "serve_files",
     "serve_result",
     "wait_forever",
 ]
 
-AGE_GATE_DAYS = 180
 LOOPBACK = "127.0.0.1"
 MAX_TARGET = 2048
 """Longest request target answered; longer ones get 414 (no route of ours is near it)."""
@@ -71,41 +66,6 @@ CONTENT_SECURITY_POLICY = "; ".join(
         "form-action 'none'",
     )
 )
-
-
-_SERVE_NEEDS = "serving needs the netron package, which is not installed (the file export does not need it)."
-_SERVE_REMEDY = "pip install 'tlnetron[netron]', or open the written file at netron.app / in the Netron desktop app."
-
-
-def require_netron(message: str = _SERVE_NEEDS, *, where: str = "serve", remedy: str = _SERVE_REMEDY) -> Any:
-    """Import the ``netron`` package or refuse with ``netron_serve_unavailable`` (``message``
-    says what needed it, in the words of the surface that asked)."""
-    try:
-        import netron
-    except ImportError:
-        raise TlnetronError(ErrorCode.NETRON_SERVE_UNAVAILABLE, message, where=where, remedy=remedy) from None
-    return netron
-
-
-def netron_dir(message: str = _SERVE_NEEDS, *, where: str = "serve", remedy: str = _SERVE_REMEDY) -> Path:
-    """The folder of Netron's web app, or the refusal of :func:`require_netron`."""
-    return Path(require_netron(message, where=where, remedy=remedy).__file__).resolve().parent
-
-
-def netron_age_gate(today: _dt.date | None = None) -> str | None:
-    """Netron's web app refuses to start 180 days after its build date: say so, or None."""
-    index = (netron_dir() / "index.html").read_text(encoding="utf-8")
-    m = re.search(r'<meta name="date" content="(\d{4}-\d{2}-\d{2})', index)
-    if not m:
-        return None
-    built = _dt.date.fromisoformat(m.group(1))
-    today = today or _dt.date.today()
-    if (today - built).days > AGE_GATE_DAYS:
-        return (
-            f"the installed Netron web app was built on {built} and refuses to start {AGE_GATE_DAYS} days later "
-            "('Please update to the newest version'): pip install --upgrade netron."
-        )
-    return None
 
 
 @dataclass
