@@ -77,6 +77,18 @@ def check_options(
     """
     if colour_by is not None:
         check_colour_by(colour_by)
+    _check_choices(granularity, show_buffers)
+    _check_depth(depth, granularity)
+    _check_switches(attachment, serve)
+    if path is None:
+        _check_memory_only(attachment, serve)
+        return _checked(granularity, depth, show_buffers, attachment, serve, activation_stats, None, colour_by)
+    p = _check_path(path, serve)
+    return _checked(granularity, depth, show_buffers, attachment, serve, activation_stats, p, colour_by)
+
+
+def _check_choices(granularity: object, show_buffers: object) -> None:
+    """``granularity`` and ``show_buffers`` are words of their vocabularies."""
     if not isinstance(granularity, str) or granularity not in GRANULARITY:
         raise TlnetronError(
             ErrorCode.INVALID_GRANULARITY,
@@ -107,28 +119,37 @@ def check_options(
                 ".",
             ),
         )
-    if depth is not None:
-        if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
-            raise TlnetronError(
-                ErrorCode.INVALID_DEPTH,
-                (Opt("depth", depth), " is not a positive integer."),
-                where="depth",
-                remedy=("pass ", Opt("depth", 1), " (the top-level modules), 2, ... or leave it out."),
-            )
-        if granularity != Granularity.MODULE:
-            raise TlnetronError(
-                ErrorCode.DEPTH_NOT_APPLICABLE,
-                (
-                    Opt("depth", depth),
-                    " applies only to ",
-                    Opt("granularity", "module"),
-                    ", not to ",
-                    Opt("granularity", granularity),
-                    ".",
-                ),
-                where="depth",
-                remedy=("drop ", Opt("depth"), ", or use ", Opt("granularity", "module"), "."),
-            )
+
+
+def _check_depth(depth: object, granularity: object) -> None:
+    """``depth``: a positive int, for the module view only."""
+    if depth is None:
+        return
+    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
+        raise TlnetronError(
+            ErrorCode.INVALID_DEPTH,
+            (Opt("depth", depth), " is not a positive integer."),
+            where="depth",
+            remedy=("pass ", Opt("depth", 1), " (the top-level modules), 2, ... or leave it out."),
+        )
+    if granularity != Granularity.MODULE:
+        raise TlnetronError(
+            ErrorCode.DEPTH_NOT_APPLICABLE,
+            (
+                Opt("depth", depth),
+                " applies only to ",
+                Opt("granularity", "module"),
+                ", not to ",
+                Opt("granularity", granularity),
+                ".",
+            ),
+            where="depth",
+            remedy=("drop ", Opt("depth"), ", or use ", Opt("granularity", "module"), "."),
+        )
+
+
+def _check_switches(attachment: object, serve: object) -> None:
+    """``attachment``: None, True or False; ``serve``: a bool."""
     if attachment is not None and not isinstance(attachment, bool):
         raise TlnetronError(
             ErrorCode.INVALID_OPTION,
@@ -151,33 +172,40 @@ def check_options(
             where="serve",
             remedy=("use ", Opt("serve", True), " or leave it out."),
         )
-    if path is None:
-        if attachment is True:
-            raise TlnetronError(
-                ErrorCode.ATTACHMENT_NEEDS_PATH,
-                (
-                    Opt("attachment", True),
-                    " needs a file for the companion to sit beside, and there is none (",
-                    Opt("path", None),
-                    ").",
-                ),
-                where="attachment",
-                remedy=(
-                    "pass ",
-                    Opt("path", "model.onnx.json"),
-                    ", or leave ",
-                    Opt("attachment", None),
-                    " (the default) for the memory-only serve.",
-                ),
-            )
-        if not serve:
-            raise TlnetronError(
-                ErrorCode.INVALID_OPTION,
-                ("nothing to do: ", Opt("path", None), " and ", Opt("serve", False), "."),
-                where="path",
-                remedy=("pass ", Opt("path", "model.onnx.json"), ", or ", Opt("serve", True), "."),
-            )
-        return _checked(granularity, depth, show_buffers, attachment, serve, activation_stats, None, colour_by)
+
+
+def _check_memory_only(attachment: object, serve: object) -> None:
+    """No path: only the memory-only serve, which has no companion file to demand."""
+    if attachment is True:
+        raise TlnetronError(
+            ErrorCode.ATTACHMENT_NEEDS_PATH,
+            (
+                Opt("attachment", True),
+                " needs a file for the companion to sit beside, and there is none (",
+                Opt("path", None),
+                ").",
+            ),
+            where="attachment",
+            remedy=(
+                "pass ",
+                Opt("path", "model.onnx.json"),
+                ", or leave ",
+                Opt("attachment", None),
+                " (the default) for the memory-only serve.",
+            ),
+        )
+    if not serve:
+        raise TlnetronError(
+            ErrorCode.INVALID_OPTION,
+            ("nothing to do: ", Opt("path", None), " and ", Opt("serve", False), "."),
+            where="path",
+            remedy=("pass ", Opt("path", "model.onnx.json"), ", or ", Opt("serve", True), "."),
+        )
+
+
+def _check_path(path: object, serve: object) -> Path:
+    """The artifact's (or page's) path: text the system takes, a name Netron opens, a folder
+    we can write in."""
     if not isinstance(path, (str, os.PathLike)):
         raise TlnetronError(
             ErrorCode.INVALID_PATH,
@@ -218,7 +246,7 @@ def check_options(
             where=str(parent),
             remedy="create the folder first, or choose one you can write to.",
         )
-    return _checked(granularity, depth, show_buffers, attachment, serve, activation_stats, p, colour_by)
+    return p
 
 
 def _checked(

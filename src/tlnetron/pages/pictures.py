@@ -87,6 +87,20 @@ def _until(test: Any, timeout: float, what: str) -> None:
         time.sleep(0.05)
 
 
+def _read_artifact(source: Path) -> Any:
+    import json
+
+    try:
+        return json.loads(source.read_bytes())
+    except (OSError, ValueError) as exc:
+        raise TlnetronError(
+            ErrorCode.INVALID_PATH,
+            f"cannot read {str(source)!r} as an artifact ({exc}).",
+            where=str(source),
+            remedy="pass the path of an artifact written by tlnetron export.",
+        ) from None
+
+
 def render(
     artifact: str | os.PathLike[str],
     output: str | os.PathLike[str],
@@ -116,8 +130,6 @@ def render(
             ``invalid_option`` (an unknown function), ``render_unavailable`` (no Playwright or
             Chromium), ``netron_serve_unavailable``, ``companion_mismatch``.
     """
-    import json
-
     from .colours import check_colour
     from .serve import serve_files
 
@@ -132,23 +144,9 @@ def render(
         )
     check_colour(colour_by)
     source = Path(artifact)
-    try:
-        model = json.loads(source.read_bytes())
-    except (OSError, ValueError) as exc:
-        raise TlnetronError(
-            ErrorCode.INVALID_PATH,
-            f"cannot read {str(source)!r} as an artifact ({exc}).",
-            where=str(source),
-            remedy="pass the path of an artifact written by tlnetron export.",
-        ) from None
+    model = _read_artifact(source)
     drill = _function_path(model, function) if function else []
-    try:
-        from playwright.sync_api import Error as PlaywrightError
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        raise _unavailable("rendering drives a headless Chromium with Playwright, which is not installed.") from None
-    if not os.path.exists(chromium):
-        raise _unavailable(f"no Chromium at {chromium}.")
+    sync_playwright, PlaywrightError = _playwright(chromium)
     result = serve_files(source, Path(attachment) if attachment else None, browse=False)
     profile = tempfile.mkdtemp(prefix="tlnetron-render-")
     try:
@@ -159,48 +157,11 @@ def render(
                 args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
             )
             try:
-                context = browser.new_context(viewport={"width": 1280, "height": 800}, accept_downloads=True)
-                # The page's own policy already keeps it on loopback; this also stops any other request.
-                context.route(
-                    "**/*",
-                    lambda route: (
-                        route.continue_()
-                        if urllib.parse.urlsplit(route.request.url).hostname in ("127.0.0.1", None)
-                        else route.abort()
-                    ),
-                )
-                # A throwaway profile: the consent cookie opts nothing in (analytics are refused anyway).
-                context.add_cookies([{"name": "consent", "value": "1", "url": result.url}])
-                page = context.new_page()
+                page = _loopback_context(browser, result.url).new_page()
                 page.set_default_timeout(timeout * 1000)
                 page.goto(result.url + f"?colour={colour_by}")
-                # The page's policy refuses string evaluation: wait by reading the title and the frame's DOM.
-                done = " + companion" if attachment is not None else " + model"
-                _until(lambda: page.title().endswith(done), timeout, "Netron to draw the model")
+                _wait_for_drawing(page, attachment is not None, drill, colour_by, timeout)
                 frame = page.frame_locator("#netron")
-                for name in drill:
-                    node = frame.locator(f'#nodes > g.node[id="node-name-{name}"]')
-                    # Netron's ƒ item is the one titled FUNCTION_ITEM; a real click: dispatch_event evaluates
-                    # in the app's world, whose eval Netron replaced.
-                    node.locator(":scope > g.node-item").filter(has_text=FUNCTION_ITEM).first.click()
-                    _until(
-                        lambda: node.count() == 0 and frame.locator("#nodes > g.node").count() > 0,
-                        timeout,
-                        f"Netron to draw the body of {name}",
-                    )
-                _until(
-                    lambda: (
-                        frame.locator("#nodes > g.node[style*='opacity']").count() == 0
-                        and frame.locator("body.default").count() == 1
-                    ),
-                    timeout,
-                    "Netron to finish its layout",
-                )
-                _until(
-                    lambda: colour_by == "none" or frame.locator("#nodes > g.node[data-tlnetron-colour]").count() > 0,
-                    timeout,
-                    "the heat map",
-                )
                 frame.locator("body").focus()
                 with page.expect_download() as download:
                     frame.locator("#canvas").press(key)
@@ -216,3 +177,64 @@ def render(
         result.server.stop()
         shutil.rmtree(profile, ignore_errors=True)
     return out
+
+
+def _playwright(chromium: str) -> tuple[Any, type[Exception]]:
+    """Playwright's entry point and error class, once it and ``chromium`` are known to be there."""
+    try:
+        from playwright.sync_api import Error as PlaywrightError
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        raise _unavailable("rendering drives a headless Chromium with Playwright, which is not installed.") from None
+    if not os.path.exists(chromium):
+        raise _unavailable(f"no Chromium at {chromium}.")
+    return sync_playwright, PlaywrightError
+
+
+def _loopback_context(browser: Any, url: str) -> Any:
+    """A fresh browser context that downloads, reaches only loopback, and has said yes to
+    Netron's notice (the cookie opts nothing in: the page refuses analytics anyway)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, accept_downloads=True)
+    # The page's own policy already keeps it on loopback; this also stops any other request.
+    context.route(
+        "**/*",
+        lambda route: (
+            route.continue_()
+            if urllib.parse.urlsplit(route.request.url).hostname in ("127.0.0.1", None)
+            else route.abort()
+        ),
+    )
+    context.add_cookies([{"name": "consent", "value": "1", "url": url}])
+    return context
+
+
+def _wait_for_drawing(page: Any, with_companion: bool, drill: list[str], colour_by: str, timeout: float) -> None:
+    """Wait until Netron has drawn the model (drilled into ``drill``'s functions, as a person
+    clicks), finished its layout and, with a scheme, the heat map has coloured it."""
+    # The page's policy refuses string evaluation: wait by reading the title and the frame's DOM.
+    done = " + companion" if with_companion else " + model"
+    _until(lambda: page.title().endswith(done), timeout, "Netron to draw the model")
+    frame = page.frame_locator("#netron")
+    for name in drill:
+        node = frame.locator(f'#nodes > g.node[id="node-name-{name}"]')
+        # Netron's ƒ item is the one titled FUNCTION_ITEM; a real click: dispatch_event evaluates
+        # in the app's world, whose eval Netron replaced.
+        node.locator(":scope > g.node-item").filter(has_text=FUNCTION_ITEM).first.click()
+        _until(
+            lambda: node.count() == 0 and frame.locator("#nodes > g.node").count() > 0,
+            timeout,
+            f"Netron to draw the body of {name}",
+        )
+    _until(
+        lambda: (
+            frame.locator("#nodes > g.node[style*='opacity']").count() == 0
+            and frame.locator("body.default").count() == 1
+        ),
+        timeout,
+        "Netron to finish its layout",
+    )
+    _until(
+        lambda: colour_by == "none" or frame.locator("#nodes > g.node[data-tlnetron-colour]").count() > 0,
+        timeout,
+        "the heat map",
+    )
