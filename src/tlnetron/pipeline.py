@@ -16,11 +16,11 @@ from typing import Any
 
 from ._generated.vocab import BufferPolicyName, ErrorCode, GranularityName
 from ._version import __version__
-from .build.artifact import build_model
+from .build.artifact import BuiltModel, build_model
 from .build.companion import build_companion, companion_bytes, drawn_values, iter_nodes
 from .build.export_id import PLACEHOLDER
 from .build.metadata import encode_metadata, model_metadata
-from .check.advisories import checker_advisory, view_advisories
+from .check.advisories import Advisory, checker_advisory, view_advisories
 from .check.schemas import SchemaViolation, validate, validate_each
 from .check.onnx_check import check_onnx
 from .check.pairs import Shown
@@ -184,6 +184,67 @@ def _companion(
     )
 
 
+def _build(
+    projection: Projection,
+    meta: dict[str, Any],
+    model_class: str,
+    steps: Steps,
+    companion: bytes | None,
+    words: dict[str, NodeWords],
+) -> BuiltModel:
+    """The artifact (JSON and protobuf) with the export id written into it and the companion."""
+    try:
+        # Built a part at a time: only the finished bytes remain when the checker parses
+        # its own C++ copy of the model.
+        return build_model(
+            projection,
+            encode_metadata(meta),
+            producer_version=__version__,
+            graph_doc=graph_doc(projection),
+            model_doc=model_description(meta, model_class),
+            progress=steps.ticks(0.8),
+            companion=companion,
+            words=words,
+        )
+    except ValueError as exc:
+        raise _artifact_invalid(str(exc)) from None
+
+
+def _destinations(path: Path | None, page: Path | None, companion: Path | None) -> tuple[list[Path], Path | None]:
+    """The files the export replaces, in that order, and a stale companion it removes (one
+    beside an artifact now written without one).
+
+    Both files are built with a placeholder where the export id goes; the builder derives the
+    id from both and writes it in, then both are staged, so the kernel writes them out while
+    the export goes on checking; nothing replaces an existing file until every check has
+    passed (commit), and a refusal removes what was staged.
+    """
+    if page is not None:
+        return [page], None
+    stale = companion_path_for(path) if path is not None and companion is None else None
+    return [p for p in (path, companion) if p is not None], stale
+
+
+def _check(model_data: bytes, n_functions: int) -> Advisory | None:
+    """Run the onnx checker on the built model: refuse an invalid one, else the advisory (if
+    any) on how long the check took on this machine."""
+    check_t0 = time.perf_counter()
+    split: list[bool] = []
+    failure = check_onnx(model_data, functions=n_functions, split=split)
+    check_s = time.perf_counter() - check_t0
+    if failure:  # an invalid artifact is refused before anything the companion says
+        raise _artifact_invalid(f"onnx.checker: {failure.splitlines()[0][:400]}")
+    return checker_advisory(n_functions, check_s, split=any(split))
+
+
+def _page(page: Path, model: tuple[str, bytes], companion: tuple[str, bytes] | None, colour_by: str | None) -> bytes:
+    """The ``.html`` page's bytes, holding the model and companion just built."""
+    from .pages.html import build_page
+
+    again = PAGE_COMMAND.get() or f"tlnetron.export(trace, {page.name!r})"
+    return build_page(model, companion, page_name=page.name, command=again, colour_by=colour_by or "none").html
+
+
 @gc_paused()
 def run(
     ir: TraceIR,
@@ -205,8 +266,7 @@ def run(
     steps = progress if isinstance(progress, Steps) else Steps(progress, companion=options.writes_companion)
     steps.begin("project")
     projection = project(ir, options, steps.ticks())
-    if diff is not None:
-        projection = apply_diff(projection, ir, diff)
+    projection = apply_diff(projection, ir, diff) if diff is not None else projection
     advisories = view_advisories(projection, ir, path)
     codes: list[str] = [code for code, _ in advisories]
     tally = counts(projection)
@@ -215,77 +275,35 @@ def run(
     _validated_metadata(meta, baseline)
     node_words = _validate_nodes(projection)
     companion_path = companion_path_for(path) if path is not None and options.writes_companion else None
-    # replaced in this order
-    destinations = [page] if page is not None else [p for p in (path, companion_path) if p is not None]
     companion_data: bytes | None = None
-    stale = companion_path_for(path) if path is not None and page is None and companion_path is None else None
-    with staged_files(destinations, supersedes=stale) as out:
-        # Both files are built with a placeholder where the export id goes; the builder
-        # derives the id from both and writes it in, then both are staged, so the kernel
-        # writes them out while the export goes on checking; nothing replaces an existing
-        # file until every check has passed (commit), and a refusal removes what was staged.
+    with staged_files(*_destinations(path, page, companion_path)) as out:
         companion_refusal: TlnetronError | None = None
         if companion_path is not None and path is not None:
             steps.begin("companion")
             companion_data, companion_refusal = _companion(projection, ir, path.name, steps, node_words)
         steps.begin("build")
-        try:
-            # Built a part at a time: only the finished bytes remain when the checker parses
-            # its own C++ copy of the model.
-            built = build_model(
-                projection,
-                encode_metadata(meta),
-                producer_version=__version__,
-                graph_doc=graph_doc(projection),
-                model_doc=model_description(meta, ir.model_class),
-                progress=steps.ticks(0.8),
-                companion=companion_data,
-                words=node_words,
-            )
-        except ValueError as exc:
-            raise _artifact_invalid(str(exc)) from None
+        built = _build(projection, meta, ir.model_class, steps, companion_data, node_words)
         artifact_data, model_data, companion_data, export_id = built.json, built.proto, built.companion, built.export_id
         n_functions = len(projection.functions)
         # Freed before the checker allocates its copy of the model: a lower peak.
         del built, projection, node_words
-        if page is None:
-            if companion_path is not None and companion_data is not None:
-                out.stage(companion_path, companion_data)
-            if path is not None:
-                out.stage(path, artifact_data)
+        if page is None:  # the page, built last, holds both instead
+            for staged, data in ((companion_path, companion_data), (path, artifact_data)):
+                if staged is not None and data is not None:
+                    out.stage(staged, data)
         steps.within(90, 100)
         steps.begin("check")
-        check_t0 = time.perf_counter()
-        split: list[bool] = []
-        failure = check_onnx(model_data, functions=n_functions, split=split)
-        check_s = time.perf_counter() - check_t0
+        machine = _check(model_data, n_functions)
         del model_data
-        if failure:  # an invalid artifact is refused before anything the companion says
-            raise _artifact_invalid(f"onnx.checker: {failure.splitlines()[0][:400]}")
         if companion_refusal is not None:
             raise companion_refusal
         steps.begin("write")
         if page is not None and path is not None:
-            from .pages.html import build_page
-
-            pair = (
-                (companion_path.name, companion_data)
-                if companion_path is not None and companion_data is not None
-                else None
-            )
-            again = PAGE_COMMAND.get() or f"tlnetron.export(trace, {page.name!r})"
-            out.stage(
-                page,
-                build_page(
-                    (path.name, artifact_data),
-                    pair,
-                    page_name=page.name,
-                    command=again,
-                    colour_by=options.colour_by or "none",
-                ).html,
-            )
+            pair = None
+            if companion_path is not None and companion_data is not None:
+                pair = (companion_path.name, companion_data)
+            out.stage(page, _page(page, (path.name, artifact_data), pair, options.colour_by))
         out.commit()
-    machine = checker_advisory(n_functions, check_s, split=any(split))
     if machine is not None:
         advisories.append(machine)
     steps.finish()
