@@ -128,36 +128,48 @@ def build_companion(
             metrics.append(
                 _row(CompanionKind.MODEL, "", CompanionRow.FIRST_NON_FINITE_OUTPUT, first_bad.split("\n", 1)[0])
             )
-        drawn = drawn_values(projection) if values is None else values
         value_kind = CompanionKind.VALUE
-        per_value: list[tuple[str, list[TensorStats]]] = []
-        merged_at: dict[str, int] = {}
-        # A value drawn under a model output field's name states its op's tensor there too.
-        aliases: dict[str, list[str]] = {}
-        for drawn_name, source in projection.graph.aliases:
-            aliases.setdefault(source, []).append(drawn_name)
-        for name, st in stats:
-            target = name.split("\n", 1)[0]
-            if target in drawn or target in aliases:
-                if target in drawn:
-                    per_value.append((target, [st]))
-                per_value.extend((alias, [st]) for alias in aliases.get(target, ()))
-                continue
-            layer = (layers or {}).get(name)
-            target = layer.split("\n", 1)[0] if layer is not None else ""
-            for each in (target, *aliases.get(target, ())) if (target in drawn or target in aliases) else ():
-                if each not in drawn and each == target:
-                    continue
-                # a pass of a rolled layer: pooled with the layer's other passes
-                if each in merged_at:
-                    per_value[merged_at[each]][1].append(st)
-                else:
-                    merged_at[each] = len(per_value)
-                    per_value.append((each, [st]))
+        per_value = _stats_per_value(projection, stats, values, layers)
         for target, parts in per_value:
             for row_name, value in stats_rows(parts[0] if len(parts) == 1 else merged_stats(parts)):
                 append(_row(value_kind, target, row_name, value))
     return {"signature": COMPANION_SIGNATURE, "metadata": metadata, "metrics": metrics}
+
+
+def _stats_per_value(
+    projection: Projection,
+    stats: Sequence[tuple[str, TensorStats]],
+    values: frozenset[str] | None,
+    layers: Mapping[str, str] | None,
+) -> list[tuple[str, list[TensorStats]]]:
+    """Each drawn value (and each model output field drawn for it) with the statistics it
+    states: its op's, or every pass's of a rolled layer, in execution order."""
+    drawn = drawn_values(projection) if values is None else values
+    per_value: list[tuple[str, list[TensorStats]]] = []
+    merged_at: dict[str, int] = {}
+    # A value drawn under a model output field's name states its op's tensor there too.
+    aliases: dict[str, list[str]] = {}
+    for drawn_name, source in projection.graph.aliases:
+        aliases.setdefault(source, []).append(drawn_name)
+    for name, st in stats:
+        target = name.split("\n", 1)[0]
+        if target in drawn or target in aliases:
+            if target in drawn:
+                per_value.append((target, [st]))
+            per_value.extend((alias, [st]) for alias in aliases.get(target, ()))
+            continue
+        layer = (layers or {}).get(name)
+        target = layer.split("\n", 1)[0] if layer is not None else ""
+        for each in (target, *aliases.get(target, ())) if (target in drawn or target in aliases) else ():
+            if each not in drawn and each == target:
+                continue
+            # a pass of a rolled layer: pooled with the layer's other passes
+            if each in merged_at:
+                per_value[merged_at[each]][1].append(st)
+            else:
+                merged_at[each] = len(per_value)
+                per_value.append((each, [st]))
+    return per_value
 
 
 def companion_bytes(companion: dict[str, Any]) -> bytes:

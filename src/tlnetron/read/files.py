@@ -101,6 +101,75 @@ def read_json_file(path: Path, *, what: str = "file", lossy: str = ValidationCod
     return parse_json_bytes(data, str(path), what=what, lossy=lossy)
 
 
+class _AsJavaScript:
+    """json.loads' number hooks: each number read as ``JSON.parse`` reads it, and a problem
+    for each one that changes on the way (or that JavaScript refuses)."""
+
+    def __init__(self, where: str, what: str, lossy: str) -> None:
+        self.where = where
+        self.what = what
+        self.lossy = lossy
+        self.changed: list[Problem] = []
+
+    def integer(self, token: str) -> int | float:
+        if len(token.lstrip("-")) > _DOUBLE_DIGITS:
+            # Read as JavaScript does, so no later stage converts (or prints) an unbounded int.
+            self.changed.append(
+                Problem(
+                    self.lossy,
+                    self.where,
+                    f"the integer {token[:40]}… "
+                    f"of {len(token.lstrip('-')):,} digits is past the largest double: JavaScript reads it as Infinity",
+                )
+            )
+            return -math.inf if token.startswith("-") else math.inf
+        value = int(token)
+        if abs(value) > _SAFE_INTEGER:
+            try:
+                shown = float(value)
+            except OverflowError:
+                self.changed.append(
+                    Problem(
+                        self.lossy,
+                        self.where,
+                        f"the integer {token[:40]}… is past the largest double: JavaScript reads it as Infinity",
+                    )
+                )
+                return -math.inf if value < 0 else math.inf
+            self.changed.append(
+                Problem(
+                    self.lossy,
+                    self.where,
+                    f"the integer {token[:40]}{'…' if len(token) > 40 else ''} "
+                    f"is past 2**53: JavaScript reads it as {_js(shown)}",
+                )
+            )
+        return value
+
+    def real(self, token: str) -> float:
+        value = float(token)
+        if math.isinf(value):
+            self.changed.append(
+                Problem(
+                    self.lossy,
+                    self.where,
+                    f"the number {token[:40]} is past the largest double: JavaScript reads it as Infinity",
+                )
+            )
+        return value
+
+    def constant(self, token: str) -> float:
+        # Read on, so the rows holding it can be named too; the file stays refused.
+        problem = Problem(
+            ValidationCode.JSON_INVALID,
+            self.where,
+            f"{token} is not JSON: JavaScript's JSON.parse refuses the whole {self.what}",
+        )
+        if problem not in self.changed:
+            self.changed.append(problem)
+        return float(token)
+
+
 def parse_json_bytes(
     data: bytes, where: str, *, what: str = "file", lossy: str = ValidationCode.NETRON_UNREADABLE
 ) -> JsonFile:
@@ -120,71 +189,16 @@ def parse_json_bytes(
                 ),
             ),
         )
-    changed: list[Problem] = []
-
-    def integer(token: str) -> int | float:
-        if len(token.lstrip("-")) > _DOUBLE_DIGITS:
-            # Read as JavaScript does, so no later stage converts (or prints) an unbounded int.
-            changed.append(
-                Problem(
-                    lossy,
-                    where,
-                    f"the integer {token[:40]}… "
-                    f"of {len(token.lstrip('-')):,} digits is past the largest double: JavaScript reads it as Infinity",
-                )
-            )
-            return -math.inf if token.startswith("-") else math.inf
-        value = int(token)
-        if abs(value) > _SAFE_INTEGER:
-            try:
-                shown = float(value)
-            except OverflowError:
-                changed.append(
-                    Problem(
-                        lossy,
-                        where,
-                        f"the integer {token[:40]}… is past the largest double: JavaScript reads it as Infinity",
-                    )
-                )
-                return -math.inf if value < 0 else math.inf
-            changed.append(
-                Problem(
-                    lossy,
-                    where,
-                    f"the integer {token[:40]}{'…' if len(token) > 40 else ''} "
-                    f"is past 2**53: JavaScript reads it as {_js(shown)}",
-                )
-            )
-        return value
-
-    def real(token: str) -> float:
-        value = float(token)
-        if math.isinf(value):
-            changed.append(
-                Problem(
-                    lossy, where, f"the number {token[:40]} is past the largest double: JavaScript reads it as Infinity"
-                )
-            )
-        return value
-
-    def constant(token: str) -> float:
-        # Read on, so the rows holding it can be named too; the file stays refused.
-        problem = Problem(
-            ValidationCode.JSON_INVALID, where, f"{token} is not JSON: JavaScript's JSON.parse refuses the whole {what}"
-        )
-        if problem not in changed:
-            changed.append(problem)
-        return float(token)
-
+    numbers = _AsJavaScript(where, what, lossy)
     try:
-        value = json.loads(text, parse_int=integer, parse_float=real, parse_constant=constant)
+        value = json.loads(text, parse_int=numbers.integer, parse_float=numbers.real, parse_constant=numbers.constant)
     except RecursionError:
         return JsonFile(
             None, (Problem(ValidationCode.JSON_INVALID, where, f"the {what} nests arrays or objects too deep to read"),)
         )
     except ValueError as exc:
         return JsonFile(None, (Problem(ValidationCode.JSON_INVALID, where, f"the {what} is not JSON ({exc})"),))
-    return JsonFile(value, tuple(changed), text)
+    return JsonFile(value, tuple(numbers.changed), text)
 
 
 MAX_DEPTH = 100

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from .._generated.vocab import Domain, NodeAttr, NodeRole
@@ -261,6 +261,86 @@ def _output_node(
     return node, (PValue(name, ty, doc=f"model output {op.name}") if stated else None)
 
 
+def _held(members: Sequence[OpIR], given: Iterable[Carrier]) -> list[Carrier]:
+    """The values that carry a field's tensors, in the field's order: the carriers given, and
+    each remaining tensor's own producer."""
+    held = list(given)
+    covered = {id(leaf) for c in held for leaf in c.leaves}
+    own: dict[str, list[OpIR]] = {}
+    for op in members:
+        if id(op) not in covered and op.parents:
+            own.setdefault(op.parents[0], []).append(op)
+    held += [Carrier(value, tuple(leaves)) for value, leaves in own.items()]
+    order = {id(op): i for i, op in enumerate(members)}
+    held.sort(key=lambda c: min(order[id(leaf)] for leaf in c.leaves))
+    return held
+
+
+class _Returned:
+    """The root graph's outputs as its fields are met: graph outputs, output nodes, and the
+    values renamed to the field they are returned as."""
+
+    def __init__(self, produced: dict[str, PValue], input_values: dict[str, PValue], graph_inputs: set[str]) -> None:
+        self.produced = produced
+        self.input_values = input_values
+        self.graph_inputs = graph_inputs
+        self.rename: dict[str, str] = {}
+        self.nodes: list[PNode] = []
+        self.outputs: list[PValue] = []
+        self.used: set[str] = set()  # values already returned under some name
+
+    def _returnable(self, value: str) -> bool:
+        source = self.produced.get(value)
+        return source is not None and source.io_type is not None and value not in self.used and value not in self.rename
+
+    def _output_node(self, op: OpIR, name: str, parent: str | None) -> PValue | None:
+        source = self.produced.get(parent) if parent else None
+        if source is None and parent in self.input_values:
+            source = self.input_values[parent]
+        reach = parent is not None and (parent in self.produced or parent in self.input_values)
+        node, value = _output_node(op, name, self.rename.get(parent or "", parent), source, reach)
+        self.nodes.append(node)
+        if value is not None:
+            self.outputs.append(value)
+        return value
+
+    def unplaced(self, op: OpIR) -> None:
+        """A returned tensor with no place in the return value, under its producer's name."""
+        parent = op.parents[0] if op.parents else None
+        if parent is not None and self._returnable(parent) and parent not in self.graph_inputs:
+            source = self.produced[parent]
+            self.outputs.append(PValue(parent, source.type, doc=f"model output {op.name}", loose=source.loose))
+            self.used.add(parent)
+        elif self._output_node(op, op.name, parent) is not None:
+            self.used.add(op.name)
+
+    def single(self, name: str, op: OpIR, held: list[Carrier]) -> None:
+        """A field of one tensor: its value renamed to the field, else an output node."""
+        parent = held[0].value if held else None
+        if parent is not None and self._returnable(parent) and parent not in self.graph_inputs:
+            source = self.produced[parent]
+            self.rename[parent] = name
+            doc = f"model output `{name}` ({_path(op)})"
+            self.outputs.append(PValue(name, source.type, doc=doc, loose=source.loose))
+            self.used.add(parent)
+        else:
+            self._output_node(op, name, parent)
+
+    def several(self, name: str, held: list[Carrier]) -> None:
+        """A field of several tensors: one structure value, gathered here unless one carrier
+        holds them all already."""
+        if len(held) == 1 and held[0].structure and self._returnable(held[0].value):
+            source = self.produced[held[0].value]
+            self.rename[held[0].value] = name
+            self.outputs.append(PValue(name, source.type, doc=source.doc))
+            self.used.add(held[0].value)
+            return
+        inputs_of = [Carrier(self.rename.get(c.value, c.value), c.leaves, c.structure) for c in held]
+        node, value = structure_node(name, name, inputs_of, "returned by the model")
+        self.nodes.append(node)
+        self.outputs.append(value)
+
+
 def root_graph(
     name: str,
     nodes: list[PNode],
@@ -286,77 +366,17 @@ def root_graph(
     g_inputs, in_nodes = _graph_inputs(inputs, input_values)
     if taken is None:
         taken = {n.name for n in nodes} | set(produced) | set(input_values)
-    rename: dict[str, str] = {}
-    out_nodes: list[PNode] = []
-    g_outputs: list[PValue] = []
-    used: set[str] = set()  # values already returned under some name
-    graph_inputs = {v.name for v in g_inputs}
-
-    def returnable(value: str) -> bool:
-        source = produced.get(value)
-        return source is not None and source.io_type is not None and value not in used and value not in rename
-
+    returned = _Returned(produced, input_values, {v.name for v in g_inputs})
     for field in output_fields(outputs, taken):
         if field.name is None:  # TorchLens gave it no place: drawn under its producer's name
-            op = field.members[0]
-            parent = op.parents[0] if op.parents else None
-            source = produced.get(parent) if parent else None
-            if source is None and parent in input_values:
-                source = input_values[parent]
-            if parent is not None and returnable(parent) and parent not in graph_inputs:
-                g_outputs.append(
-                    PValue(parent, produced[parent].type, doc=f"model output {op.name}", loose=produced[parent].loose)
-                )
-                used.add(parent)
-                continue
-            reach = parent is not None and (parent in produced or parent in input_values)
-            node, value = _output_node(op, op.name, rename.get(parent or "", parent), source, reach)
-            out_nodes.append(node)
-            if value is not None:
-                g_outputs.append(value)
-                used.add(op.name)
+            returned.unplaced(field.members[0])
             continue
-        given = list((carriers or {}).get(field.key or "", ()))
-        covered = {id(leaf) for c in given for leaf in c.leaves}
-        own: dict[str, list[OpIR]] = {}
-        for op in field.members:
-            if id(op) not in covered and op.parents:
-                own.setdefault(op.parents[0], []).append(op)
-        held = given + [Carrier(value, tuple(leaves)) for value, leaves in own.items()]
-        order = {id(op): i for i, op in enumerate(field.members)}
-        held.sort(key=lambda c: min(order[id(leaf)] for leaf in c.leaves))
+        held = _held(field.members, (carriers or {}).get(field.key or "", ()))
         if len(field.members) == 1:
-            op = field.members[0]
-            parent = held[0].value if held else None
-            if parent is not None and returnable(parent) and parent not in graph_inputs:
-                source = produced[parent]
-                rename[parent] = field.name
-                g_outputs.append(
-                    PValue(
-                        field.name, source.type, doc=f"model output `{field.name}` ({_path(op)})", loose=source.loose
-                    )
-                )
-                used.add(parent)
-                continue
-            source = produced.get(parent) if parent else None
-            if source is None and parent in input_values:
-                source = input_values[parent]
-            reach = parent is not None and (parent in produced or parent in input_values)
-            node, value = _output_node(op, field.name, rename.get(parent or "", parent), source, reach)
-            out_nodes.append(node)
-            if value is not None:
-                g_outputs.append(value)
-            continue
-        if len(held) == 1 and held[0].structure and returnable(held[0].value):
-            source = produced[held[0].value]
-            rename[held[0].value] = field.name
-            g_outputs.append(PValue(field.name, source.type, doc=source.doc))
-            used.add(held[0].value)
-            continue
-        inputs_of = [Carrier(rename.get(c.value, c.value), c.leaves, c.structure) for c in held]
-        node, value = structure_node(field.name, field.name, inputs_of, "returned by the model")
-        out_nodes.append(node)
-        g_outputs.append(value)
+            returned.single(field.name, field.members[0], held)
+        else:
+            returned.several(field.name, held)
+    rename, out_nodes, g_outputs = returned.rename, returned.nodes, returned.outputs
     if rename:
         nodes = [_renamed(n, rename) for n in nodes]
         produced = {rename.get(k, k): (replace(v, name=rename[k]) if k in rename else v) for k, v in produced.items()}
