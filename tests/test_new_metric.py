@@ -88,9 +88,9 @@ def _add_metric(pkg: Path) -> None:
     # The reader's line.
     _edit(
         pkg / "read" / "trace.py",
-        "                _returned_as(op) if role == ROLE_OUTPUT else None,\n",
-        "                _returned_as(op) if role == ROLE_OUTPUT else None,\n"
-        "                peak_bytes=_count(op.activation_memory) if role == ROLE_OP else None,\n",
+        "            where, stats, returned_as,\n",
+        "            where, stats, returned_as,\n"
+        "            peak_bytes=count_of(op.activation_memory) if role == ROLE_OP else None,\n",
     )
 
 

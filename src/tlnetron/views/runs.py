@@ -220,21 +220,10 @@ def find_runs(
         cls = by_label[cand.calls[0]].class_name
         if n < MIN_RUN_BOX and not cand.whole:
             continue
-        missing = [k for k in range(1, n) if k not in cand.links]
-        if missing:
-            k = missing[0]
+        why_not = _not_a_run(cand)
+        if why_not is not None:
             runs.notes.setdefault(cand.body, []).append(
-                f"{span} ({n} {cls} calls) are drawn one by one, not as a run: "
-                f"`{cand.prefix}.{first + k}` does not take "
-                f"`{cand.prefix}.{first + k - 1}`'s output (the calls branch rather than chain)."
-            )
-            continue
-        if cand.leaks:
-            src, dst = cand.leak_example or ("?", "?")
-            runs.notes.setdefault(cand.body, []).append(
-                f"{span} ({n} {cls} calls) are drawn one by one, not as a run: "
-                f"{cand.leaks} value(s) of calls before the last "
-                f"leave them (skip connections; e.g. from `{src}` to `{dst}`)."
+                f"{span} ({n} {cls} calls) are drawn one by one, not as a run: {why_not}."
             )
             continue
         params = sum(by_label[c].num_params for c in cand.calls)
@@ -260,13 +249,45 @@ def find_runs(
                 for c in cand.calls:
                     runs.placed[c] = (label,)
         if n > RUN_CHAIN_MAX:
-            size = GROUP_SIZE if n <= GROUP_SIZE * RUN_CHAIN_MAX else math.ceil(n / RUN_CHAIN_MAX)
-            for start in range(0, n, size):
-                part = cand.calls[start : start + size]
-                a, b = first + start, first + start + len(part) - 1
-                glabel = _label(cand.prefix, a, b, names, ranged=True)
-                group_params = sum(by_label[c].num_params for c in part)
-                runs.boxes[glabel] = RunIR(glabel, cand.prefix, cls, tuple(part), where, a, b, owner, 0, group_params)
-                for c in part:
-                    runs.placed[c] = (*runs.placed.get(c, ()), glabel)
+            _groups(runs, cand, cls, where, owner, names, by_label)
     return runs
+
+
+def _not_a_run(cand: _Candidate) -> str | None:
+    """Why a candidate's calls are not one run (they branch, or values leave them early)."""
+    missing = [k for k in range(1, len(cand.calls)) if k not in cand.links]
+    if missing:
+        k, first = missing[0], cand.first
+        return (
+            f"`{cand.prefix}.{first + k}` does not take "
+            f"`{cand.prefix}.{first + k - 1}`'s output (the calls branch rather than chain)"
+        )
+    if cand.leaks:
+        src, dst = cand.leak_example or ("?", "?")
+        return (
+            f"{cand.leaks} value(s) of calls before the last "
+            f"leave them (skip connections; e.g. from `{src}` to `{dst}`)"
+        )
+    return None
+
+
+def _groups(
+    runs: Runs,
+    cand: _Candidate,
+    cls: str,
+    where: str | None,
+    owner: str,
+    names: set[str],
+    by_label: Mapping[str, ModuleCallIR],
+) -> None:
+    """A long run's calls in groups (boxes inside the run's box), each call placed in its group."""
+    n, first = len(cand.calls), cand.first
+    size = GROUP_SIZE if n <= GROUP_SIZE * RUN_CHAIN_MAX else math.ceil(n / RUN_CHAIN_MAX)
+    for start in range(0, n, size):
+        part = cand.calls[start : start + size]
+        a, b = first + start, first + start + len(part) - 1
+        glabel = _label(cand.prefix, a, b, names, ranged=True)
+        group_params = sum(by_label[c].num_params for c in part)
+        runs.boxes[glabel] = RunIR(glabel, cand.prefix, cls, tuple(part), where, a, b, owner, 0, group_params)
+        for c in part:
+            runs.placed[c] = (*runs.placed.get(c, ()), glabel)
