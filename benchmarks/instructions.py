@@ -140,7 +140,7 @@ def _stage_calls(log: Any, g: str) -> list[Any]:
     return [
         lambda: read_trace(log, **options),
         project,
-        lambda: pipeline._validate_nodes(projection),
+        lambda: pipeline._validate_nodes(projection, True),
         lambda: build_companion(projection, artifact_name="a.onnx.json", producer_version="0"),
         lambda: list(companion_problems(companion, pipeline.shown(projection, drawn_values(projection)))),
         lambda: companion_bytes(companion),

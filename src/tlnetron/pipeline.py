@@ -114,11 +114,12 @@ def _artifact_invalid(what: str) -> TlnetronError:
     )
 
 
-def _validate_nodes(projection: Projection) -> dict[str, NodeWords]:
-    """Every node worded once (:class:`~tlnetron.words.node.NodeWords`, by name) and its
-    metadata validated; the builder and the companion read these records."""
+def _validate_nodes(projection: Projection, companion: bool) -> dict[str, NodeWords]:
+    """Every node worded once (:class:`~tlnetron.words.node.NodeWords`, by name; its companion
+    rows only when there is a companion) and its metadata validated; the builder and the
+    companion read these records."""
     nodes = list(iter_nodes(projection))
-    words = word_nodes(nodes)
+    words = word_nodes(nodes, companion)
     try:
         validate_each(
             "node-properties",
@@ -273,7 +274,7 @@ def run(
     steps.begin("metadata")
     meta = model_metadata(projection, ir, counts=tally, warnings=codes, baseline=baseline)
     _validated_metadata(meta, baseline)
-    node_words = _validate_nodes(projection)
+    node_words = _validate_nodes(projection, options.writes_companion)
     companion_path = companion_path_for(path) if path is not None and options.writes_companion else None
     companion_data: bytes | None = None
     with staged_files(*_destinations(path, page, companion_path)) as out:

@@ -24,29 +24,32 @@ class NodeWords:
     diff: tuple[tuple[str, str], ...]
     """Its diff rows alone (the last of ``metadata``), which the companion repeats as rows."""
     metrics: tuple[tuple[str, Any], ...]
-    """The companion's metric rows of its facts, in the companion's order."""
+    """The companion's metric rows of its facts, in the companion's order (none when worded
+    for an export that writes no companion)."""
     doc: str
     """Its docString: the description, then the diff sentence when it has diff facts."""
 
 
-def word_node(node: PNode) -> NodeWords:
-    """Word ``node`` once (see :class:`NodeWords`)."""
+def word_node(node: PNode, companion: bool = True) -> NodeWords:
+    """Word ``node`` once (see :class:`NodeWords`); ``companion``: word its companion rows too."""
     diff = diff_rows(node.diff) if node.diff is not None else ()
     facts = fact_rows(node.facts)
     rows: Iterable[tuple[str, str]] = sorted([*facts, *node.metadata]) if facts else node.metadata
     doc = node.doc if node.diff is None else f"{node.doc}\n{diff_sentence(dict(diff))}"
-    return NodeWords((*rows, *diff), diff, tuple(companion_metric_rows(node.facts)), doc)
+    metrics = tuple(companion_metric_rows(node.facts)) if companion else ()
+    return NodeWords((*rows, *diff), diff, metrics, doc)
 
 
-def word_nodes(nodes: Iterable[PNode]) -> dict[str, NodeWords]:
-    """Every node's words by its name. A name two nodes share (a drawing the checker then
-    refuses) has no entry: readers word those nodes where they meet them (:func:`words_of`)."""
+def word_nodes(nodes: Iterable[PNode], companion: bool = True) -> dict[str, NodeWords]:
+    """Every node's words by its name (``companion``: as :func:`word_node`). A name two nodes
+    share (a drawing the checker then refuses) has no entry: readers word those nodes where
+    they meet them (:func:`words_of`)."""
     words: dict[str, NodeWords] = {}
     shared: set[str] = set()
     for node in nodes:
         if node.name in words:
             shared.add(node.name)
-        words[node.name] = word_node(node)
+        words[node.name] = word_node(node, companion)
     for name in shared:
         del words[name]
     return words
