@@ -124,14 +124,20 @@ def _stage_calls(log: Any, g: str) -> list[Any]:
     from tlnetron.check.validation import companion_problems
 
     # What export() reads with its defaults (the "meaningful" buffer policy reads less).
-    options = {"show_buffers": "meaningful", "module_calls": g == "module", "brief_repeats": g == "rolled"}
+    options = {
+        "show_buffers": "meaningful",
+        "module_calls": g == "module",
+        "brief_repeats": g == "rolled",
+        "activation_stats": False,  # as the measured exports
+    }
     ir = read_trace(log, **options)
     export_options = ExportOptions(granularity=g, show_buffers="meaningful")  # type: ignore[arg-type]
     projection = pipeline.project(ir, export_options)
     meta = model_metadata(projection, ir, counts=pipeline.counts(projection), warnings=[], baseline=None)
     rows = encode_metadata(meta)
-    data = build_model(projection, rows, producer_version="0", graph_doc="view").proto
-    companion = build_companion(projection, artifact_name="a.onnx.json", producer_version="0")
+    words = pipeline._validate_nodes(projection, True)  # worded once, read by the builder and the companion
+    data = build_model(projection, rows, producer_version="0", graph_doc="view", words=words).proto
+    companion = build_companion(projection, artifact_name="a.onnx.json", producer_version="0", words=words)
 
     def project() -> Any:
         perf.clear_memos()  # as every export starts
@@ -141,10 +147,10 @@ def _stage_calls(log: Any, g: str) -> list[Any]:
         lambda: read_trace(log, **options),
         project,
         lambda: pipeline._validate_nodes(projection, True),
-        lambda: build_companion(projection, artifact_name="a.onnx.json", producer_version="0"),
-        lambda: list(companion_problems(companion, pipeline.shown(projection, drawn_values(projection)))),
+        lambda: build_companion(projection, artifact_name="a.onnx.json", producer_version="0", words=words),
+        lambda: list(companion_problems(companion, pipeline.shown(projection, drawn_values(projection)), built=True)),
         lambda: companion_bytes(companion),
-        lambda: build_model(projection, rows, producer_version="0", graph_doc="view"),
+        lambda: build_model(projection, rows, producer_version="0", graph_doc="view", words=words),
         lambda: check_onnx(data),
     ]
 
