@@ -17,6 +17,8 @@ from tlnetron.pages.serve import serve_files
 pytestmark = pytest.mark.e2e
 
 TIME_ROWS = ("observed µs", "inclusive µs", "all-pass µs")
+FLOP_ROWS = ("estimated FLOPs", "inclusive FLOPs", "all-pass FLOPs")
+NEUTRAL, ZERO = "#d9d9d9", "#ffffff"  # heatmap.js: no value; a value known to be 0
 
 _PAINTED = r"""(() => Array.from(document.querySelectorAll('#nodes > g.node.graph-node[id^="node-name-"]'))
 .map((g) => ({
@@ -50,12 +52,17 @@ def painted(netron: NetronPage, want: int) -> list[dict[str, Any]]:
         time.sleep(0.05)
 
 
-def time_of(companion: Path) -> dict[str, float]:
+def node_rows(companion: Path, names: tuple[str, ...]) -> dict[str, float]:
+    """Each node's value under a scheme's rows (the first of ``names`` it has), as the page reads it."""
     rows: dict[str, dict[str, float]] = {}
     for row in json.loads(companion.read_text("utf-8"))["metrics"]:
         if row["kind"] == "node":
             rows.setdefault(row["target"], {})[row["name"]] = row["value"]
-    return {t: next(r[n] for n in TIME_ROWS if n in r) for t, r in rows.items() if any(n in r for n in TIME_ROWS)}
+    return {t: next(r[n] for n in names if n in r) for t, r in rows.items() if any(n in r for n in names)}
+
+
+def time_of(companion: Path) -> dict[str, float]:
+    return node_rows(companion, TIME_ROWS)
 
 
 def luminance(colour: str) -> float:
@@ -67,10 +74,13 @@ def check_time_colours(nodes: list[dict[str, Any]], times: dict[str, float]) -> 
     valued = [n for n in nodes if n["name"] in times and times[n["name"]] > 0]
     assert valued, nodes
     for n in nodes:
-        if n["name"] not in times or times[n["name"]] <= 0:
-            assert n["colour"] == "#d9d9d9" and n["value"] is None, n  # absent: neutral, never the scale's zero
+        if n["name"] not in times:
+            assert n["colour"] == NEUTRAL and n["value"] is None, n  # absent: neutral, never the scale's zero
+        elif times[n["name"]] == 0:
+            assert n["colour"] == ZERO and n["value"] == "0", n  # known to be 0: its own colour, not "no value"
         else:
             assert float(n["value"]) == pytest.approx(times[n["name"]]), n
+            assert n["colour"] not in (NEUTRAL, ZERO), n
     # viridis runs dark to light: a longer time is never drawn darker than a shorter one
     ranked = sorted(valued, key=lambda n: times[n["name"]])
     lums = [luminance(n["colour"]) for n in ranked]
@@ -93,6 +103,25 @@ def test_time_heat_map_matches_the_companion_and_survives_drill_down(
     check_time_colours(inner, times)
     netron.go_up()
     check_time_colours(painted(netron, len(root)), times)
+
+
+def test_a_known_zero_is_its_own_colour_apart_from_no_value(netron: NetronPage, served_demo: tuple[str, Path]) -> None:
+    """Colour by FLOPs: a reshape's 0 FLOPs is a value (white, "0 FLOPs" in the legend), not the
+    grey of a node with no FLOP row; both are told apart from the scale."""
+    url, companion = served_demo
+    flops = node_rows(companion, FLOP_ROWS)
+    netron.open_url(url + "?colour=flops", frame="#netron")
+    netron.wait_title(" + companion")
+    shown = painted(netron, 1)
+    for _ in range(3):  # down the first calls to where single ops (some of 0 FLOPs) are drawn
+        if any(flops.get(n["name"]) == 0 for n in shown):
+            break
+        netron.drill_into(next(n for n in netron.drawn_nodes() if n["function"])["name"])
+        shown = painted(netron, 1)
+    assert any(flops.get(n["name"]) == 0 for n in shown), shown
+    check_time_colours(shown, flops)
+    legend = netron._top_js("document.getElementById('tlnetron-legend').textContent")
+    assert "0 FLOPs" in legend and "no value" in legend, legend
 
 
 def test_no_scheme_is_netrons_own_page(netron: NetronPage, served_demo: tuple[str, Path]) -> None:

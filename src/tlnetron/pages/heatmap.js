@@ -13,6 +13,8 @@
 (() => {
     'use strict';
     const NEUTRAL = '#d9d9d9';
+    // A value that is known to be 0 (a reshape's FLOPs): below the scale, apart from "no value".
+    const ZERO = '#ffffff';
     // viridis, 9 stops (perceptually uniform); a value is interpolated between them.
     const VIRIDIS = ['#440154', '#472d7b', '#3b528b', '#2c728e', '#21918c', '#28ae80', '#5ec962', '#addc30', '#fde725'];
 
@@ -134,6 +136,14 @@
         box.appendChild(legend);
         mount.appendChild(box);
 
+        const swatch = (c, text) => {
+            const row = own.createElement('div');
+            const mark = own.createElement('span');
+            mark.setAttribute('style', `display:inline-block;width:10px;height:10px;background:${c};border:1px solid #999;margin-right:4px`);
+            row.appendChild(mark);
+            row.appendChild(own.createTextNode(text));
+            return row;
+        };
         const painted = (doc) => doc.querySelectorAll('#nodes > g.node[data-tlnetron-colour]');
         const clear = (doc) => {
             for (const g of painted(doc)) {
@@ -185,7 +195,7 @@
                 const hi = numbers.length ? Math.max(...numbers) : 1;
                 const log = hi / lo >= 100;  // a log scale once the range spans two orders of magnitude
                 const t = (v) => (hi === lo ? 1 : log ? Math.log(v / lo) / Math.log(hi / lo) : (v - lo) / (hi - lo));
-                colour = (v) => (typeof v === 'number' && v > 0 ? viridis(t(v)) : undefined);
+                colour = (v) => (typeof v === 'number' && v > 0 ? viridis(t(v)) : v === 0 ? ZERO : undefined);
                 legend.innerHTML = '';
                 const bar = own.createElement('div');
                 bar.setAttribute('style', `height:10px;margin:3px 0;background:linear-gradient(to right,${VIRIDIS.join(',')})`);
@@ -194,19 +204,16 @@
                     `${format(lo)} – ${format(hi)} ${entry.unit}${log ? ' (log scale)' : ''}` : 'no node here has a value';
                 legend.appendChild(bar);
                 legend.appendChild(range);
+                if (values.includes(0)) {
+                    legend.appendChild(swatch(ZERO, `0 ${entry.unit}`));
+                }
             }
             if (categories) {
                 for (const [name, c] of categories) {
-                    const row = own.createElement('div');
-                    row.innerHTML = `<span style="display:inline-block;width:10px;height:10px;background:${c};margin-right:4px"></span>`;
-                    row.appendChild(own.createTextNode(name));
-                    legend.appendChild(row);
+                    legend.appendChild(swatch(c, name));
                 }
             }
-            const none = own.createElement('div');
-            none.innerHTML = `<span style="display:inline-block;width:10px;height:10px;background:${NEUTRAL};border:1px solid #999;margin-right:4px"></span>`;
-            none.appendChild(own.createTextNode('no value'));
-            legend.appendChild(none);
+            legend.appendChild(swatch(NEUTRAL, 'no value'));
             nodes.forEach((g, i) => {
                 const item = g.querySelector(':scope > g.node-item-type');
                 if (!item) {
