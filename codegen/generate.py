@@ -1008,9 +1008,13 @@ FACTS_DOC = '''\
 """``Facts``: the numeric facts of one exported node, one field per metric of the metric
 table (``x-tlnetron-metrics`` of schema/vocabularies.schema.json), then how they were summed.
 
-A new metric is a row of that table: regenerate, and ``Facts`` has its field, which
-tlnetron.ir.facts takes from the ``OpIR`` attribute of the same name and sums.
+A new metric is a row of that table: regenerate, and ``Facts`` has its field, which the
+functions below take from the ``OpIR`` attribute of the same name and sum (tlnetron.ir.facts
+calls them).
 """
+
+from collections.abc import Callable
+from typing import Any
 
 from .._records import record
 
@@ -1045,7 +1049,8 @@ SOURCE_WORDS = {
 
 
 def render_facts(schemas: dict[str, Schema]) -> str:
-    """``_generated/facts.py``: the ``Facts`` record, a field per metric of the table."""
+    """``_generated/facts.py``: the ``Facts`` record, a field per metric of the table, and its
+    arithmetic written out field by field (tlnetron.ir.facts calls it once per node)."""
     table = metric_table(schemas[VOCAB_FILE], schemas[MODEL_METADATA_FILE], schemas[NODE_PROPERTIES_FILE])
     lines = header([schemas[VOCAB_FILE].origin]) + FACTS_DOC.splitlines()
     for metric in table.metrics:
@@ -1054,7 +1059,47 @@ def render_facts(schemas: dict[str, Schema]) -> str:
             f"    {metric['fact']}: {kind} | None = None",
             f'    """A metric ({metric["format"]}): {SOURCE_WORDS[metric["source"]]}."""',
         ]
-    return "\n".join(lines) + "\n" + FACTS_TAIL
+    facts = [m["fact"] for m in table.metrics]
+    arithmetic = render_facts_arithmetic(facts, [m["source"] == "op" for m in table.metrics])
+    return "\n".join(lines) + "\n" + FACTS_TAIL + arithmetic
+
+
+def render_facts_arithmetic(facts: list[str], from_op: list[bool]) -> str:
+    """The three ways facts are made, one line per metric: no loop over the table per node."""
+    taken = {"op", "ops", "item", "items", "known", "count", "counted", "compute", "v", "sum", "Facts", "Any"}
+    clash = sorted(taken.intersection(facts))
+    if clash:
+        raise SystemExit(f"codegen: metric fact name(s) {clash} are names the generated arithmetic uses")
+
+    def call(args: list[str]) -> str:
+        return "Facts(\n" + "".join(f"        {a},\n" for a in args) + "    )"
+
+    summed = [f"sum({f}) if {f} else None" for f in facts]
+    own = [f"known(op.{f})" if o else "count" for f, o in zip(facts, from_op)]
+    passed = [f"sum({f}) if {f} else None" if o else "counted" for f, o in zip(facts, from_op)]
+    lines = [
+        "",
+        "",
+        "def op_facts_of(op: Any, known: Callable[[Any], Any], count: int | None) -> Facts:",
+        '    """An op\'s own facts: each op metric as ``known`` states it, the counted ones ``count``."""',
+        f"    return {call(own)}",
+        "",
+        "",
+        "def sum_facts_of(items: list[Facts], inclusive: bool, passes: int, unknown_flops: int, calls: int) -> Facts:",
+        '    """Facts summed metric by metric; a sum is absent when no item has the fact."""',
+    ]
+    lines += [f"    {f} = [v for item in items if (v := item.{f}) is not None]" for f in facts]
+    lines += [
+        f"    return {call([*summed, 'inclusive', 'passes', 'unknown_flops', 'calls'])}",
+        "",
+        "",
+        "def passes_facts_of(ops: list[Any], passes: int, known: Callable[[Any], Any], compute: bool) -> Facts:",
+        '    """A rolled layer\'s passes summed; the counted metrics are ``passes`` for compute ops."""',
+        "    counted = passes if compute else None",
+    ]
+    lines += [f"    {f} = [v for op in ops if (v := known(op.{f})) is not None]" for f, o in zip(facts, from_op) if o]
+    lines += [f"    return {call([*passed, 'False', 'passes'])}"]
+    return "\n".join(lines) + "\n"
 
 
 def render(schema_dir: Path) -> dict[str, bytes]:

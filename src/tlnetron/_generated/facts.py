@@ -3,9 +3,13 @@
 """``Facts``: the numeric facts of one exported node, one field per metric of the metric
 table (``x-tlnetron-metrics`` of schema/vocabularies.schema.json), then how they were summed.
 
-A new metric is a row of that table: regenerate, and ``Facts`` has its field, which
-tlnetron.ir.facts takes from the ``OpIR`` attribute of the same name and sums.
+A new metric is a row of that table: regenerate, and ``Facts`` has its field, which the
+functions below take from the ``OpIR`` attribute of the same name and sum (tlnetron.ir.facts
+calls them).
 """
+
+from collections.abc import Callable
+from typing import Any
 
 from .._records import record
 
@@ -35,3 +39,47 @@ class Facts:
     """Inclusive facts: how many ops inside have no FLOP rule (their FLOPs are not in ``flops``)."""
     calls: int = 1
     """Inclusive facts of a run: how many module calls the sums go over."""
+
+
+def op_facts_of(op: Any, known: Callable[[Any], Any], count: int | None) -> Facts:
+    """An op's own facts: each op metric as ``known`` states it, the counted ones ``count``."""
+    return Facts(
+        known(op.duration_s),
+        known(op.flops),
+        known(op.nbytes),
+        count,
+    )
+
+
+def sum_facts_of(items: list[Facts], inclusive: bool, passes: int, unknown_flops: int, calls: int) -> Facts:
+    """Facts summed metric by metric; a sum is absent when no item has the fact."""
+    duration_s = [v for item in items if (v := item.duration_s) is not None]
+    flops = [v for item in items if (v := item.flops) is not None]
+    nbytes = [v for item in items if (v := item.nbytes) is not None]
+    op_count = [v for item in items if (v := item.op_count) is not None]
+    return Facts(
+        sum(duration_s) if duration_s else None,
+        sum(flops) if flops else None,
+        sum(nbytes) if nbytes else None,
+        sum(op_count) if op_count else None,
+        inclusive,
+        passes,
+        unknown_flops,
+        calls,
+    )
+
+
+def passes_facts_of(ops: list[Any], passes: int, known: Callable[[Any], Any], compute: bool) -> Facts:
+    """A rolled layer's passes summed; the counted metrics are ``passes`` for compute ops."""
+    counted = passes if compute else None
+    duration_s = [v for op in ops if (v := known(op.duration_s)) is not None]
+    flops = [v for op in ops if (v := known(op.flops)) is not None]
+    nbytes = [v for op in ops if (v := known(op.nbytes)) is not None]
+    return Facts(
+        sum(duration_s) if duration_s else None,
+        sum(flops) if flops else None,
+        sum(nbytes) if nbytes else None,
+        counted,
+        False,
+        passes,
+    )

@@ -9,24 +9,17 @@ over every op inside (``inclusive``). A fact that does not apply, or is unknown,
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
-from typing import Any, TypeVar
+from collections.abc import Iterable
+from typing import TypeVar
 
-from .._generated.facts import Facts
-from .._generated.vocab import METRICS
+from .._generated.facts import Facts, op_facts_of, passes_facts_of, sum_facts_of
 from .._records import record
 from .trace import ROLE_BUFFER, ROLE_INPUT, ROLE_OUTPUT, DiffRow, OpIR
 
 __all__ = ["DiffFacts", "Facts", "known", "op_facts", "passes_facts", "sum_facts"]
 
-_FACTS = tuple(m.fact for m in METRICS)
-"""Facts' metric fields, in the table's order (the generated record's first fields)."""
-_FROM_OP = tuple(m.source == "op" for m in METRICS)
-"""Per metric: taken from the op's attribute of the same name (else: compute ops counted)."""
 _NOT_COMPUTE = (ROLE_INPUT, ROLE_OUTPUT, ROLE_BUFFER)
-_new: Callable[..., Facts] = Facts
-"""``Facts`` built positionally (metric values in the table's order, then its own fields):
-the field count comes from the table, which the type checker cannot see."""
+# The arithmetic is generated from the metric table (one line per metric, no loop per node).
 
 
 @record
@@ -44,11 +37,7 @@ class DiffFacts:
 
 def sum_facts(items: list[Facts], *, inclusive: bool, passes: int = 1, unknown_flops: int = 0, calls: int = 1) -> Facts:
     """Sum facts, metric by metric; a sum is absent when no item has the fact (never a fabricated zero)."""
-    sums: list[Any] = []
-    for attr in _FACTS:
-        values = [v for v in (getattr(f, attr) for f in items) if v is not None]
-        sums.append(sum(values) if values else None)
-    return _new(*sums, inclusive, passes, unknown_flops, calls)
+    return sum_facts_of(items, inclusive, passes, unknown_flops, calls)
 
 
 _Num = TypeVar("_Num", int, float)
@@ -70,20 +59,11 @@ def known(value: _Num | None) -> _Num | None:
 
 def op_facts(op: OpIR) -> Facts:
     """The op's own facts; anything unknown or impossible is absent, never worded."""
-    count = 1 if op.role not in _NOT_COMPUTE else None
-    return _new(*[known(getattr(op, attr)) if from_op else count for attr, from_op in zip(_FACTS, _FROM_OP)])
+    return op_facts_of(op, known, 1 if op.role not in _NOT_COMPUTE else None)
 
 
 def passes_facts(ops: Iterable[OpIR], passes: int) -> Facts:
     """A rolled layer's facts: its passes' ``op_facts`` summed (what ``sum_facts`` of them
     gives), with the counted metrics the number of passes when they are compute ops."""
     ops = list(ops)
-    compute = any(op.role not in _NOT_COMPUTE for op in ops)
-    sums: list[Any] = []
-    for attr, from_op in zip(_FACTS, _FROM_OP):
-        if not from_op:
-            sums.append(passes if compute else None)
-            continue
-        values = [v for v in (known(getattr(op, attr)) for op in ops) if v is not None]
-        sums.append(sum(values) if values else None)
-    return _new(*sums, False, passes)
+    return passes_facts_of(ops, passes, known, any(op.role not in _NOT_COMPUTE for op in ops))
