@@ -141,6 +141,7 @@ def install(timer: StageTimer) -> list[str]:
 
 GC = GcTimer()
 gc.callbacks.append(GC)
+EXPORT_OPTIONS: dict[str, Any] = {}  # --no-activation-stats: {"activation_stats": False}
 
 
 def _export(log: Any, path: Path, g: str) -> float:
@@ -152,7 +153,7 @@ def _export(log: Any, path: Path, g: str) -> float:
         warnings.simplefilter("ignore")
         GC.active = True
         t0 = time.perf_counter()
-        tlnetron.export(log, path, granularity=g)
+        tlnetron.export(log, path, granularity=g, **EXPORT_OPTIONS)
         dt = time.perf_counter() - t0
         GC.active = False
         return dt
@@ -195,11 +196,11 @@ def profile_top(log: Any, g: str, reps: int, top: int, tmp: Path) -> tuple[str, 
     prof = cProfile.Profile()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        tlnetron.export(log, path, granularity=g)
+        tlnetron.export(log, path, granularity=g, **EXPORT_OPTIONS)
         for _ in range(reps):
             gc.collect()  # keep a rare full collection (~0.25 s on a GPT-2 heap) out of the profile
             prof.enable()
-            tlnetron.export(log, path, granularity=g)
+            tlnetron.export(log, path, granularity=g, **EXPORT_OPTIONS)
             prof.disable()
     st = pstats.Stats(prof, stream=io.StringIO())
     entries = []
@@ -231,8 +232,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reps", type=int, default=7)
     ap.add_argument("--top", type=int, default=25)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--no-activation-stats", action="store_true", help="export with activation_stats=False")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args(argv)
+    if args.no_activation_stats:
+        EXPORT_OPTIONS["activation_stats"] = False
     grans = [g.strip() for g in args.granularities.split(",") if g.strip()]
     out_path = args.out or HERE / "results" / ("profile-quick.json" if args.quick else "profile.json")
 

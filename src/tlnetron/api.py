@@ -105,6 +105,8 @@ def export(
             progress=steps.ticks(),
             # Only the companion shows them: no companion, no statistics to compute.
             activation_stats=options.activation_stats and options.writes_companion,
+            # Read beside the views and the build; the companion waits for them.
+            background_stats=True,
         )
         baseline_row, diff = None, None
         if baseline is not None:

@@ -155,11 +155,10 @@ def _companion(
     values = drawn_values(projection)
     stats: list[tuple[str, TensorStats]] = []
     layers: dict[str, str] = {}  # a pass's op -> its layer, which the rolled view draws
-    for op in ir.ops:
-        if op.stats is not None:
-            stats.append((op.name, op.stats))
-            if op.num_passes > 1:
-                layers[op.name] = op.layer
+    for op, op_stats in ir.op_stats():  # waits for what the reader reads in the background
+        stats.append((op.name, op_stats))
+        if op.num_passes > 1:
+            layers[op.name] = op.layer
     companion = build_companion(
         projection,
         artifact_name=artifact_name,

@@ -7,6 +7,7 @@ the companion) sees only this IR, so it can be unit-tested and fuzzed without tr
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from .._generated.vocab import NodeRole
@@ -160,3 +161,14 @@ class TraceIR:
     honesty: Honesty = field(default_factory=Honesty)
     torchlens_version: str = ""
     torch_version: str = ""
+    late_stats: Callable[[], Mapping[int, TensorStats]] | None = None
+    """Statistics still being read beside the export, by op index (their ``OpIR.stats`` are
+    None); calling it waits for them. None when every op's ``stats`` is final."""
+
+    def op_stats(self) -> Iterator[tuple[OpIR, TensorStats]]:
+        """Each op that has statistics, with them, in execution order."""
+        late = self.late_stats() if self.late_stats is not None else {}
+        for at, op in enumerate(self.ops):
+            stats = op.stats if op.stats is not None else late.get(at)
+            if stats is not None:
+                yield op, stats

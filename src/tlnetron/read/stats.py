@@ -9,12 +9,23 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Iterator, Sequence
+import threading
+from types import ModuleType
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ..ir.trace import TensorStats
 
-__all__ = ["finite_float", "merged_stats", "one_thread", "tensor_stats"]
+_onepass: ModuleType | None
+try:  # the compiled single read (setup.py); without it, torch and numpy read each tensor
+    from . import _onepass
+except ImportError:  # pragma: no cover - a build without a C compiler
+    _onepass = None
+
+__all__ = ["ONE_PASS", "Gather", "finite_float", "merged_stats", "one_thread", "tensor_stats"]
+
+ONE_PASS = _onepass is not None
+"""True when this build reads float tensors with the compiled single pass."""
 
 
 @contextlib.contextmanager
@@ -172,6 +183,108 @@ def _zeros(torch: Any, t: Any, a: Any) -> int:
 
         return int(numpy.count_nonzero(a == 0))
     return int(t.numel()) - int(torch.count_nonzero(t))
+
+
+_Item = tuple[int, int, Any, Any]  # a tensor for the single pass: data pointer, kind, sizes, strides
+_Raw = tuple[float, float, float, float, int, int]  # its min, max, sum, sum of squares, zeros, non-finite
+
+
+class Gather:
+    """The saved outputs' statistics, gathered op by op as the trace is read.
+
+    Float tensors on the CPU are queued and read together by the compiled single pass (one
+    read each for min, max, sum, sum of squares and the zero / NaN / Inf counts, without
+    the GIL, so it can run in a thread beside the rest of the export); everything else, and
+    every tensor when the pass is not built, is measured at once by :func:`tensor_stats`.
+    """
+
+    __slots__ = ("_at", "_items", "_read", "_tensors", "_torch")
+
+    def __init__(self, one_pass: bool = ONE_PASS) -> None:
+        import torch
+
+        self._read: Callable[[list[_Item]], list[_Raw]] | None = None
+        if one_pass and _onepass is not None:
+            self._read = _onepass.onepass
+        self._torch = torch if self._read is not None else None
+        self._at: list[int] = []
+        self._tensors: list[Any] = []
+        self._items: list[_Item] = []
+
+    def add(self, at: int, t: Any) -> TensorStats | None:
+        """``t``'s statistics now, or None when it is queued for the single pass (under ``at``)."""
+        torch = self._torch
+        if torch is None or (type(t) is not torch.Tensor and type(t) is not torch.nn.Parameter):
+            return tensor_stats(t)
+        dtype = t.dtype
+        shape = t.shape
+        if t.layout != torch.strided or not t.is_cpu or 0 in shape or len(shape) > 16 or t.is_neg():
+            return tensor_stats(t)
+        if dtype.is_floating_point and dtype.itemsize < 4:  # float16, bfloat16, float8: read in float32
+            t = t.detach().float()
+            dtype = torch.float32
+        if dtype == torch.float32:
+            kind = 0
+        elif dtype == torch.float64:
+            kind = 1
+        else:
+            return tensor_stats(t)
+        self._at.append(at)
+        self._tensors.append(t)
+        self._items.append((t.data_ptr(), kind, shape, t.stride()))
+        return None
+
+    def start(self, background: bool) -> Callable[[], Mapping[int, TensorStats]]:
+        """Read what is queued, in a thread when ``background``; the returned call gives the
+        statistics by ``at`` (waiting for the thread), computed once."""
+        items, read = self._items, self._read
+        done: list[list[_Raw]] = []
+        thread = None
+        if items and read is not None:
+            if background:
+                thread = threading.Thread(target=_read_into, args=(read, items, done), daemon=True)
+                thread.start()
+            else:
+                done.append(read(items))
+        cache: list[dict[int, TensorStats]] = []
+
+        def result() -> dict[int, TensorStats]:
+            if not cache:
+                if thread is not None:
+                    thread.join()
+                raw = done[0] if done else (read(items) if read is not None else [])
+                with one_thread():
+                    cache.append({at: _finished(t, r) for at, t, r in zip(self._at, self._tensors, raw)})
+            return cache[0]
+
+        return result
+
+
+def _read_into(read: Callable[[list[_Item]], list[_Raw]], items: list[_Item], done: list[list[_Raw]]) -> None:
+    """The thread's work; a failure leaves ``done`` empty, and the caller reads again (and
+    raises) on its own thread."""
+    with contextlib.suppress(Exception):
+        done.append(read(items))
+
+
+def _finished(t: Any, raw: _Raw) -> TensorStats:
+    """One tensor's statistics from its single pass, or measured again by torch when the pass
+    cannot state them exactly: a NaN or Inf present, sums out of range, or a spread so small
+    beside the mean that the sum of squares would lose it."""
+    lo, hi, total, squares, zeros, nonfinite = raw
+    numel = t.numel()
+    if nonfinite or not (math.isfinite(total) and math.isfinite(squares)):
+        return _or_empty(t)
+    mean = total / numel
+    var = squares / numel - mean * mean
+    if var < 1e-3 * mean * mean or var < 0:
+        return _or_empty(t)
+    return TensorStats(numel, 0, 0, zeros, lo, hi, mean, math.sqrt(var))
+
+
+def _or_empty(t: Any) -> TensorStats:
+    st = tensor_stats(t)
+    return st if st is not None else TensorStats(numel=int(t.numel()))
 
 
 def merged_stats(parts: Sequence[TensorStats]) -> TensorStats:

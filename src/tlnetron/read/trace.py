@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,7 @@ from ..ir.trace import (
 from ..progress import every_share
 from .buffers import hides_buffer
 from .files import saved_trace
-from .stats import finite_float, one_thread, tensor_stats
+from .stats import Gather, finite_float, one_thread, tensor_stats
 from .values import Dtypes, Locations, count_of, dist_version, shape_of
 from .wiring import wire
 
@@ -68,6 +68,7 @@ def read_trace(
     brief_repeats: bool = False,
     progress: Callable[[int, int], None] | None = None,
     activation_stats: bool = True,
+    background_stats: bool = False,
 ) -> TraceIR:
     """Read a finished ``Trace`` into tlnetron's IR.
 
@@ -89,6 +90,9 @@ def read_trace(
         activation_stats: read statistics of every saved output tensor (``op.out``) into
             ``OpIR.stats`` (:func:`tensor_stats`); ops with nothing saved (None, not a
             tensor, a structure-only trace, an ``audit`` load) have none.
+        background_stats: read the float tensors' statistics in a thread that runs on
+            while the caller goes on: their ``OpIR.stats`` stay None and
+            ``TraceIR.late_stats`` gives them (``TraceIR.op_stats`` gives every op's).
 
     Whatever the options, what a compute op *is* (type, function, parameters, multi-output
     slot, module address) is read once per layer, from its first pass: TorchLens keeps
@@ -111,7 +115,7 @@ def read_trace(
         )
     try:
         with one_thread(activation_stats):
-            return _read(log, show_buffers, module_calls, brief_repeats, progress, activation_stats)
+            return _read(log, show_buffers, module_calls, brief_repeats, progress, activation_stats, background_stats)
     except TlnetronError:
         raise
     except Exception as exc:  # a trace torchlens could not complete, or an API drift
@@ -171,12 +175,18 @@ def _read(
     brief_repeats: bool,
     progress: Callable[[int, int], None] | None = None,
     activation_stats: bool = False,
+    background_stats: bool = False,
 ) -> TraceIR:
     raw_ops = list(log.ops)
-    # Statistics of the saved outputs are computed as each op is read, so progress keeps
-    # ticking through them; a trace with nothing saved skips them altogether.
-    stats_of = tensor_stats if activation_stats and not getattr(log, "structure_only", False) else None
-    ops = _read_ops(log, raw_ops, show_buffers, module_calls, brief_repeats, progress, stats_of)
+    # The saved outputs are gathered as each op is read (what the single pass does not
+    # read is measured there); a trace with nothing saved skips them altogether.
+    gather = Gather() if activation_stats and not getattr(log, "structure_only", False) else None
+    ops = _read_ops(log, raw_ops, show_buffers, module_calls, brief_repeats, progress, gather)
+    late = gather.start(background_stats) if gather is not None else None
+    if late is not None and not background_stats:
+        for at, stats in late().items():
+            ops[at] = replace(ops[at], stats=stats)
+        late = None
     return TraceIR(
         ops=tuple(ops),
         calls=_read_calls(log) if module_calls else (),
@@ -184,6 +194,7 @@ def _read(
         honesty=_read_honesty(log),
         torchlens_version=dist_version("torchlens"),
         torch_version=dist_version("torch"),
+        late_stats=late,
     )
 
 
@@ -200,7 +211,7 @@ def _read_ops(
     module_calls: bool,
     brief_repeats: bool,
     progress: Callable[[int, int], None] | None,
-    stats_of: Callable[[Any], Any] | None,
+    gather: Gather | None,
 ) -> list[OpIR]:
     # This loop runs once per op and is most of an export's reading time: each TorchLens
     # attribute is read at most once and only where the op's role needs it, values seen
@@ -263,7 +274,7 @@ def _read_ops(
                     where = location(op.code_context)
                 duration = finite_float(op.func_duration)
                 flops = count_of(op.flops_forward)
-        stats = stats_of(getattr(op, "out", None)) if stats_of is not None and not hidden else None
+        stats = gather.add(len(ops), getattr(op, "out", None)) if gather is not None and not hidden else None
         returned_as = _returned_as(op) if role == ROLE_OUTPUT else None
         append(OpIR(
             name_of[label], layer, pass_index, passes[layer], op_type, role, shape, dtype, parents, ports, function,

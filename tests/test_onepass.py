@@ -1,0 +1,155 @@
+"""The compiled single read of the activation statistics (``tlnetron.read._onepass``) and the
+gatherer that feeds it: the same statistics as torch's own reductions on every layout a
+captured tensor comes in, the cases it hands back to torch, and the background read the
+export uses.
+
+``.ci/run`` sets ``TLNETRON_ONEPASS_REQUIRED=1``: there the compiled read must be built, so
+these tests never pass by skipping it.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
+import torch
+
+from tlnetron.ir.trace import TensorStats
+from tlnetron.read import stats as stats_mod
+from tlnetron.read.stats import Gather, tensor_stats
+from tlnetron.read.trace import read_trace
+
+from zoo import ZooTrace
+
+from test_activation_stats import _close, _expected
+
+needs_onepass = pytest.mark.skipif(
+    not stats_mod.ONE_PASS and not os.environ.get("TLNETRON_ONEPASS_REQUIRED"),
+    reason="tlnetron.read._onepass is not built here (no C compiler at install)",
+)
+
+
+def _gen(seed: int) -> torch.Generator:
+    return torch.Generator().manual_seed(seed)
+
+
+def _gathered(t: Any, one_pass: bool = True) -> TensorStats | None:
+    """``t``'s statistics through the gatherer, read in the background as the export does."""
+    gather = Gather(one_pass=one_pass)
+    now = gather.add(0, t)
+    late = gather.start(background=True)()
+    return now if now is not None else late.get(0)
+
+
+def test_the_single_pass_is_built_where_required() -> None:
+    if os.environ.get("TLNETRON_ONEPASS_REQUIRED"):
+        assert stats_mod.ONE_PASS, "tlnetron.read._onepass did not build: is a C compiler installed?"
+    if not stats_mod.ONE_PASS:
+        pytest.skip("not built here")
+
+
+_BIG = (1 << 20) + 4_099  # more than one block of the compiled read
+_LAYOUTS = {
+    "contiguous": lambda: torch.randn(3, 5, 7, generator=_gen(0)),
+    "transposed": lambda: torch.randn(6, 9, generator=_gen(1)).t(),
+    "permuted": lambda: torch.randn(2, 3, 4, 5, generator=_gen(2)).permute(2, 0, 3, 1),
+    "split (gaps)": lambda: torch.randn(4, 12, generator=_gen(3)).split(4, dim=1)[1],
+    "every other": lambda: torch.randn(50, 41, generator=_gen(4))[:, ::2],
+    "strided 1-d, long": lambda: torch.randn(3 * 9_000, generator=_gen(5))[::3],
+    "expanded (stride 0)": lambda: torch.randn(1, 7, generator=_gen(6)).expand(5, 7),
+    "0-d": lambda: torch.tensor(-2.5),
+    "one element": lambda: torch.tensor([0.0]),
+    "relu zeros": lambda: torch.relu(torch.randn(999, generator=_gen(7))),
+    "negative zero": lambda: torch.tensor([-0.0, 1.0, 0.0, -3.0]),
+    "float64": lambda: torch.randn(33, 17, generator=_gen(8), dtype=torch.float64),
+    "float16": lambda: torch.randn(257, generator=_gen(9)).half(),
+    "bfloat16": lambda: torch.randn(257, generator=_gen(10)).bfloat16(),
+    "requires grad": lambda: torch.randn(8, 8, generator=_gen(11), requires_grad=True) * 2,
+    "several blocks": lambda: torch.randn(_BIG, generator=_gen(12)),
+    "several blocks, float64": lambda: torch.randn(_BIG, generator=_gen(13), dtype=torch.float64),
+    "several blocks, strided": lambda: torch.randn(2, _BIG, generator=_gen(14))[1, ::2],
+    "huge but finite": lambda: torch.full((64,), 3.0e38).index_fill(0, torch.tensor([7]), -1.0e38),
+    # handed back to torch:
+    "a NaN in the last block": lambda: torch.randn(_BIG, generator=_gen(15)).index_fill(
+        0, torch.tensor([_BIG - 3]), float("nan")
+    ),
+    "an Inf": lambda: torch.randn(1_000, generator=_gen(16)).index_fill(0, torch.tensor([500]), float("-inf")),
+    "nothing finite": lambda: torch.tensor([float("nan"), float("inf")]),
+    "constant": lambda: torch.full((300,), 0.75),
+    "mean far beyond the spread": lambda: torch.randn(4_099, generator=_gen(17)) * 0.01 + 1000.0,
+    "negative view": lambda: torch._neg_view(torch.randn(10, generator=_gen(18))),
+}
+
+
+@needs_onepass
+@pytest.mark.parametrize("name", list(_LAYOUTS))
+def test_single_pass_states_what_torch_computes(name: str) -> None:
+    t = _LAYOUTS[name]()
+    expected = _expected((t.float() if t.dtype.itemsize < 4 else t).detach())
+    got = _gathered(t)
+    _close(got, expected)
+    assert got is not None and (got.min, got.max) == (expected.min, expected.max)  # extremes exactly
+    assert got == _gathered(t)  # the same bytes give the same numbers
+    if t.numel() < 100_000:  # beyond, torch's float32 norm drifts past float32 rounding (the single pass does not)
+        _close(_gathered(t, one_pass=False), expected)
+
+
+@needs_onepass
+def test_squares_beyond_float64_give_no_std() -> None:
+    t = torch.tensor([1e200, -3e200, 5.0], dtype=torch.float64)
+    got = _gathered(t)
+    assert got is not None and (got.min, got.max, got.std) == (-3e200, 1e200, None)
+    assert got.mean is not None and abs(got.mean - (-2e200 + 5.0) / 3) < 1e186
+
+
+def test_what_the_single_pass_does_not_read_is_measured_at_once() -> None:
+    gather = Gather()
+    ints = torch.tensor([[0, 5], [-7, 2]], dtype=torch.int32)
+    for at, t in enumerate((ints, torch.tensor([True, False]), torch.zeros(0, 3), torch.empty(2, device="meta"), 3)):
+        assert gather.add(at, t) == tensor_stats(t)
+    assert gather.start(background=True)() == {}
+
+
+@needs_onepass
+def test_the_compiled_read_refuses_malformed_items() -> None:
+    from tlnetron.read import _onepass  # type: ignore[attr-defined]
+
+    t = torch.ones(4)
+    good = (t.data_ptr(), 0, (4,), (1,))
+    assert _onepass.onepass([good]) == [(1.0, 1.0, 4.0, 4.0, 0, 0)]
+    for bad in (
+        (t.data_ptr(), 2, (4,), (1,)),  # no such kind
+        (t.data_ptr(), 0, (4,), (1, 1)),  # sizes and strides disagree
+        (t.data_ptr(), 0, (0,), (1,)),  # an empty tensor is measured by torch
+        (t.data_ptr(), 0, (4,), (-1,)),
+        (0, 0, (4,), (1,)),
+        (t.data_ptr(), 0, tuple([1] * 17), tuple([1] * 17)),
+    ):
+        with pytest.raises(ValueError):
+            _onepass.onepass([good, bad])
+    with pytest.raises(TypeError):
+        _onepass.onepass([(t.data_ptr(), 0, 4, (1,))])
+    with pytest.raises(TypeError):
+        _onepass.onepass(5)
+
+
+@pytest.mark.parametrize("name", ["gpt2", "multi_output_mixed", "scalar_and_empty", "bn_cnn_train"])
+def test_background_read_gives_the_same_statistics(zoo_trace: ZooTrace, name: str) -> None:
+    """The export's read (statistics in a thread, given late) states exactly what a plain
+    read does, and with the compiled read off, torch's reductions agree with it."""
+    log = zoo_trace(name)
+    plain = read_trace(log)
+    late = read_trace(log, background_stats=True)
+    assert [op.name for op, _ in late.op_stats()] == [op.name for op in plain.ops if op.stats is not None]
+    assert [st for _, st in late.op_stats()] == [op.stats for op in plain.ops if op.stats is not None]
+    if stats_mod.ONE_PASS:
+        assert late.late_stats is not None and any(op.stats is None for op in late.ops)
+    checked = 0
+    gather = Gather(one_pass=False)
+    for at, op in enumerate(log.ops):
+        mine = gather.add(at, op.out)
+        if mine is not None and plain.ops[at].stats is not None:
+            _close(plain.ops[at].stats, mine)
+            checked += 1
+    assert checked == sum(op.stats is not None for op in plain.ops)
