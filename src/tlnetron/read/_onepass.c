@@ -74,47 +74,6 @@ VECTOR_CLONES static void run_f64(const double *p, Py_ssize_t n, block_t *b) {
     b->lo = lo; b->hi = hi; b->sum = s; b->sq = q; b->zeros = z; b->nonfinite = nf;
 }
 
-/* A strided run (one element every `step`), gathered a block at a time. */
-static void run_strided(const char *p, int kind, Py_ssize_t n, Py_ssize_t step, block_t *b) {
-    if (kind == 0) {
-        float buf[4096];
-        const float *f = (const float *)p;
-        block_t part, acc = {0};
-        int first = 1;
-        for (Py_ssize_t done = 0; done < n;) {
-            Py_ssize_t m = n - done < 4096 ? n - done : 4096;
-            for (Py_ssize_t i = 0; i < m; i++) buf[i] = f[(done + i) * step];
-            run_f32(buf, m, &part);
-            if (first) { acc = part; first = 0; }
-            else {
-                acc.lo = part.lo < acc.lo ? part.lo : acc.lo;
-                acc.hi = part.hi > acc.hi ? part.hi : acc.hi;
-                acc.sum += part.sum; acc.sq += part.sq; acc.zeros += part.zeros; acc.nonfinite += part.nonfinite;
-            }
-            done += m;
-        }
-        *b = acc;
-    } else {
-        double buf[2048];
-        const double *f = (const double *)p;
-        block_t part, acc = {0};
-        int first = 1;
-        for (Py_ssize_t done = 0; done < n;) {
-            Py_ssize_t m = n - done < 2048 ? n - done : 2048;
-            for (Py_ssize_t i = 0; i < m; i++) buf[i] = f[(done + i) * step];
-            run_f64(buf, m, &part);
-            if (first) { acc = part; first = 0; }
-            else {
-                acc.lo = part.lo < acc.lo ? part.lo : acc.lo;
-                acc.hi = part.hi > acc.hi ? part.hi : acc.hi;
-                acc.sum += part.sum; acc.sq += part.sq; acc.zeros += part.zeros; acc.nonfinite += part.nonfinite;
-            }
-            done += m;
-        }
-        *b = acc;
-    }
-}
-
 static void add_block(item_t *it, const block_t *b) {
     if (!it->seen) { it->lo = b->lo; it->hi = b->hi; it->seen = 1; }
     else {
@@ -124,16 +83,34 @@ static void add_block(item_t *it, const block_t *b) {
     it->sum += b->sum; it->sq += b->sq; it->zeros += b->zeros; it->nonfinite += b->nonfinite;
 }
 
-/* A run of n elements `step` apart, in blocks of CHUNK. */
+/* A strided run (one element every `step`), gathered into a dense buffer a block at a time. */
+static void run_strided(item_t *it, const char *p, Py_ssize_t n, Py_ssize_t step) {
+    union { float f[4096]; double d[2048]; } buf;
+    Py_ssize_t cap = it->kind == 0 ? 4096 : 2048;
+    for (Py_ssize_t done = 0; done < n; done += cap) {
+        Py_ssize_t m = n - done < cap ? n - done : cap;
+        block_t b;
+        if (it->kind == 0) {
+            const float *f = (const float *)p + done * step;
+            for (Py_ssize_t i = 0; i < m; i++) buf.f[i] = f[i * step];
+            run_f32(buf.f, m, &b);
+        } else {
+            const double *f = (const double *)p + done * step;
+            for (Py_ssize_t i = 0; i < m; i++) buf.d[i] = f[i * step];
+            run_f64(buf.d, m, &b);
+        }
+        add_block(it, &b);
+    }
+}
+
+/* A run of n elements `step` apart; a dense one in blocks of CHUNK. */
 static void run(item_t *it, const char *p, Py_ssize_t n, Py_ssize_t step) {
-    Py_ssize_t width = it->kind == 0 ? 4 : 8;
+    if (step != 1) { run_strided(it, p, n, step); return; }
     for (Py_ssize_t done = 0; done < n; done += CHUNK) {
         Py_ssize_t m = n - done < CHUNK ? n - done : CHUNK;
-        const char *q = p + done * step * width;
         block_t b;
-        if (step == 1 && it->kind == 0) run_f32((const float *)q, m, &b);
-        else if (step == 1) run_f64((const double *)q, m, &b);
-        else run_strided(q, it->kind, m, step, &b);
+        if (it->kind == 0) run_f32((const float *)p + done, m, &b);
+        else run_f64((const double *)p + done, m, &b);
         add_block(it, &b);
     }
 }

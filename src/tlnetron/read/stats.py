@@ -277,7 +277,7 @@ def _finished(t: Any, raw: _Raw) -> TensorStats:
         return _or_empty(t)
     mean = total / numel
     var = squares / numel - mean * mean
-    if var < 1e-3 * mean * mean or var < 0:
+    if var < 1e-3 * mean * mean:  # also a negative var (rounding) when the mean is 0
         return _or_empty(t)
     return TensorStats(numel, 0, 0, zeros, lo, hi, mean, math.sqrt(var))
 
