@@ -9,6 +9,7 @@ these tests never pass by skipping it.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import Any
 
@@ -70,14 +71,32 @@ _LAYOUTS = {
     "several blocks, float64": lambda: torch.randn(_BIG, generator=_gen(13), dtype=torch.float64),
     "several blocks, strided": lambda: torch.randn(2, _BIG, generator=_gen(14))[1, ::2],
     "huge but finite": lambda: torch.full((64,), 3.0e38).index_fill(0, torch.tensor([7]), -1.0e38),
-    # handed back to torch:
+    "int64": lambda: torch.randint(-(2**40), 2**40, (37, 5), generator=_gen(19)),
+    "int64 past 2**53, exact extremes": lambda: torch.tensor([2**62 + 1, -(2**62) - 3, 7]),
+    "int64, several blocks, strided": lambda: torch.randint(-9, 9, (2, _BIG), generator=_gen(20))[:, ::3],
+    "int32 transposed": lambda: torch.randint(-1000, 1000, (9, 13), generator=_gen(21), dtype=torch.int32).t(),
+    "int16": lambda: torch.randint(-(2**15), 2**15, (301,), generator=_gen(22), dtype=torch.int16),
+    "int8 stepped": lambda: torch.randint(-128, 128, (400,), generator=_gen(23), dtype=torch.int8)[1::3],
+    "uint8": lambda: torch.randint(0, 256, (3, 3, 33), generator=_gen(24), dtype=torch.uint8),
+    "int, all ones (a mask)": lambda: torch.ones(2, 64, dtype=torch.int64),
+    "positions": lambda: torch.arange(1024).unsqueeze(0),
+    # read a second time, for the spread about the mean:
+    "constant": lambda: torch.full((300,), 0.75),
+    "mean far beyond the spread": lambda: torch.randn(4_099, generator=_gen(17)) * 0.01 + 1000.0,
+    # read a second time, for the finite elements:
     "a NaN in the last block": lambda: torch.randn(_BIG, generator=_gen(15)).index_fill(
         0, torch.tensor([_BIG - 3]), float("nan")
     ),
     "an Inf": lambda: torch.randn(1_000, generator=_gen(16)).index_fill(0, torch.tensor([500]), float("-inf")),
     "nothing finite": lambda: torch.tensor([float("nan"), float("inf")]),
-    "constant": lambda: torch.full((300,), 0.75),
-    "mean far beyond the spread": lambda: torch.randn(4_099, generator=_gen(17)) * 0.01 + 1000.0,
+    "NaN beside zeros": lambda: torch.tensor([float("nan"), 0.0, -0.0, 2.0]),
+    "masked scores (-inf) about a large mean, strided": lambda: (
+        torch.randn(8, 64, generator=_gen(25)) * 1e-3 + 50.0
+    ).masked_fill(torch.ones(8, 64, dtype=torch.bool).triu(1), float("-inf"))[:, ::2],
+    "float16 with an Inf": lambda: (
+        torch.randn(300, generator=_gen(26)).half().index_fill(0, torch.tensor([3]), float("inf"))
+    ),
+    # measured by torch:
     "negative view": lambda: torch._neg_view(torch.randn(10, generator=_gen(18))),
 }
 
@@ -86,7 +105,9 @@ _LAYOUTS = {
 @pytest.mark.parametrize("name", list(_LAYOUTS))
 def test_single_pass_states_what_torch_computes(name: str) -> None:
     t = _LAYOUTS[name]()
-    expected = _expected((t.float() if t.dtype.itemsize < 4 else t).detach())
+    expected = _expected((t.float() if t.dtype.is_floating_point and t.dtype.itemsize < 4 else t).detach())
+    if not t.dtype.is_floating_point:  # integers keep exact extremes (float64 rounds past 2**53)
+        expected = dataclasses.replace(expected, min=int(t.min()), max=int(t.max()))
     got = _gathered(t)
     _close(got, expected)
     assert got is not None and (got.min, got.max) == (expected.min, expected.max)  # extremes exactly
@@ -103,10 +124,34 @@ def test_squares_beyond_float64_give_no_std() -> None:
     assert got.mean is not None and abs(got.mean - (-2e200 + 5.0) / 3) < 1e186
 
 
+@needs_onepass
+@pytest.mark.parametrize(
+    "t",
+    [
+        torch.tensor([True, False, True]),
+        torch.ones(3, 4, dtype=torch.bool).t(),
+        torch.zeros(5, dtype=torch.bool),
+        torch.randn(50, 40, generator=_gen(27)) > 0,
+    ],
+    ids=["some", "all true, transposed", "none", "many"],
+)
+def test_single_pass_states_bool_as_torch_does(t: torch.Tensor) -> None:
+    got = _gathered(t)
+    assert got is not None and got == tensor_stats(t)  # the fraction of True, no std
+    assert got.std is None and isinstance(got.min, int) and isinstance(got.max, int)
+
+
 def test_what_the_single_pass_does_not_read_is_measured_at_once() -> None:
     gather = Gather()
-    ints = torch.tensor([[0, 5], [-7, 2]], dtype=torch.int32)
-    for at, t in enumerate((ints, torch.tensor([True, False]), torch.zeros(0, 3), torch.empty(2, device="meta"), 3)):
+    things = (
+        torch.zeros(0, 3),
+        torch.empty(2, device="meta"),
+        torch.tensor([1 + 2j, 0j]),
+        torch.arange(5).to(torch.uint32),
+        torch._neg_view(torch.randn(3, generator=_gen(28))),
+        3,
+    )
+    for at, t in enumerate(things):
         assert gather.add(at, t) == tensor_stats(t)
     assert gather.start(background=True)() == {}
 
@@ -117,9 +162,10 @@ def test_the_compiled_read_refuses_malformed_items() -> None:
 
     t = torch.ones(4)
     good = (t.data_ptr(), 0, (4,), (1,))
-    assert _onepass.onepass([good]) == [(1.0, 1.0, 4.0, 4.0, 0, 0)]
+    assert _onepass.onepass([good]) == [(1.0, 1.0, 1.0, 0.0, 0, 0, 0)]
     for bad in (
-        (t.data_ptr(), 2, (4,), (1,)),  # no such kind
+        (t.data_ptr(), 8, (4,), (1,)),  # no such kind
+        (t.data_ptr(), -1, (4,), (1,)),
         (t.data_ptr(), 0, (4,), (1, 1)),  # sizes and strides disagree
         (t.data_ptr(), 0, (0,), (1,)),  # an empty tensor is measured by torch
         (t.data_ptr(), 0, (4,), (-1,)),

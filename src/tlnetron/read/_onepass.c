@@ -1,10 +1,14 @@
 /* One read of each captured tensor for its activation statistics (tlnetron.read.stats).
  *
- * onepass(items) takes a list of (data_ptr, kind, sizes, strides) for float32 (kind 0) and
- * float64 (kind 1) CPU tensors and returns, per item, (min, max, sum, sum of squares, zeros,
- * non-finite): sums in double, exact counts, read once. The caller keeps the tensors alive;
- * the whole list is read without the GIL, so a Python thread can run beside it. Whatever is
- * not plain (a NaN or Inf present, a sum out of range) the caller measures again with torch.
+ * onepass(items) takes a list of (data_ptr, kind, sizes, strides) for CPU tensors (kinds:
+ * float32, float64, int64, int32, int16, int8, uint8, bool, numbered from 0) and returns,
+ * per item, (min, max, mean, var, zeros, nans, infs) over the finite elements: sums in
+ * double, exact counts and extremes (ints for the integer kinds). Most tensors are read
+ * once; one holding a NaN or Inf is read again to measure its finite elements, and one whose
+ * spread is too small beside its mean for the sum of squares to state it is read again for
+ * the spread about the mean. mean and var are None when nothing is finite, or when the sums
+ * leave double's range (the caller then asks torch). The caller keeps the tensors alive;
+ * the whole list is read without the GIL, so a Python thread can run beside it.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -14,20 +18,33 @@
 
 #define MAXDIM 16
 #define CHUNK (1 << 20) /* elements per block: its 32-bit counters cannot overflow */
+#define GATHER 2048     /* elements gathered into a dense buffer at a time */
+
+enum { K_F32, K_F64, K_I64, K_I32, K_I16, K_I8, K_U8, K_BOOL, K_COUNT };
+static const Py_ssize_t WIDTH[K_COUNT] = {4, 8, 8, 4, 2, 1, 1, 1};
+enum { P_MAIN, P_FINITE, P_SPREAD };
 
 typedef struct {
     const char *data;
-    int kind, ndim;
+    int kind, ndim, pass, seen, ok;
     Py_ssize_t size[MAXDIM], stride[MAXDIM]; /* strides in elements */
-    double lo, hi, sum, sq;
-    long long zeros, nonfinite;
-    int seen;
+    double lo, hi, sum, sq, mean, var, spread;
+    long long ilo, ihi, numel, zeros, nonfinite, nans, infs;
 } item_t;
 
 typedef struct {
     double lo, hi, sum, sq;
+    long long ilo, ihi;
     uint32_t zeros, nonfinite;
 } block_t;
+
+/* Built with finite-math flags (so min and max vectorise): NaN and Inf are told by their bits. */
+#define EXP64 0x7ff0000000000000ull
+static int finite_bits(double x) {
+    uint64_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    return (bits & EXP64) != EXP64;
+}
 
 /* The dense runs are most of the work: on x86-64 Linux they are also built for AVX2, chosen
  * when the CPU has it (the wheel stays baseline x86-64). */
@@ -64,7 +81,7 @@ VECTOR_CLONES static void run_f64(const double *p, Py_ssize_t n, block_t *b) {
         double x = p[i];
         uint64_t bits;
         memcpy(&bits, &x, sizeof bits);
-        nf += (bits & 0x7ff0000000000000ull) == 0x7ff0000000000000ull;
+        nf += (bits & EXP64) == EXP64;
         z += x == 0.0;
         lo = x < lo ? x : lo;
         hi = x > hi ? x : hi;
@@ -74,43 +91,107 @@ VECTOR_CLONES static void run_f64(const double *p, Py_ssize_t n, block_t *b) {
     b->lo = lo; b->hi = hi; b->sum = s; b->sq = q; b->zeros = z; b->nonfinite = nf;
 }
 
+/* Integers: exact extremes, sums in double (as torch's std_mean of t.double()). */
+VECTOR_CLONES static void run_i64(const int64_t *p, Py_ssize_t n, block_t *b) {
+    int64_t lo = p[0], hi = p[0];
+    double s = 0.0, q = 0.0;
+    uint32_t z = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t x = p[i];
+        z += x == 0;
+        lo = x < lo ? x : lo;
+        hi = x > hi ? x : hi;
+        double d = (double)x;
+        s += d;
+        q += d * d;
+    }
+    b->ilo = lo; b->ihi = hi; b->sum = s; b->sq = q; b->zeros = z; b->nonfinite = 0;
+}
+
 static void add_block(item_t *it, const block_t *b) {
-    if (!it->seen) { it->lo = b->lo; it->hi = b->hi; it->seen = 1; }
+    if (!it->seen) { it->lo = b->lo; it->hi = b->hi; it->ilo = b->ilo; it->ihi = b->ihi; it->seen = 1; }
     else {
         it->lo = b->lo < it->lo ? b->lo : it->lo;
         it->hi = b->hi > it->hi ? b->hi : it->hi;
+        it->ilo = b->ilo < it->ilo ? b->ilo : it->ilo;
+        it->ihi = b->ihi > it->ihi ? b->ihi : it->ihi;
     }
     it->sum += b->sum; it->sq += b->sq; it->zeros += b->zeros; it->nonfinite += b->nonfinite;
 }
 
-/* A strided run (one element every `step`), gathered into a dense buffer a block at a time. */
-static void run_strided(item_t *it, const char *p, Py_ssize_t n, Py_ssize_t step) {
-    union { float f[4096]; double d[2048]; } buf;
-    Py_ssize_t cap = it->kind == 0 ? 4096 : 2048;
-    for (Py_ssize_t done = 0; done < n; done += cap) {
-        Py_ssize_t m = n - done < cap ? n - done : cap;
-        block_t b;
-        if (it->kind == 0) {
-            const float *f = (const float *)p + done * step;
-            for (Py_ssize_t i = 0; i < m; i++) buf.f[i] = f[i * step];
-            run_f32(buf.f, m, &b);
-        } else {
-            const double *f = (const double *)p + done * step;
-            for (Py_ssize_t i = 0; i < m; i++) buf.d[i] = f[i * step];
-            run_f64(buf.d, m, &b);
+/* m elements `step` apart, converted to int64 / double (one switch per buffer, not per element). */
+#define GATHER_AS(T, kind, p, m, step, out)                                                   \
+    switch (kind) {                                                                           \
+    case K_F32: for (Py_ssize_t i = 0; i < m; i++) out[i] = (T)((const float *)p)[i * step]; break; \
+    case K_F64: for (Py_ssize_t i = 0; i < m; i++) out[i] = (T)((const double *)p)[i * step]; break; \
+    case K_I64: for (Py_ssize_t i = 0; i < m; i++) out[i] = (T)((const int64_t *)p)[i * step]; break; \
+    case K_I32: for (Py_ssize_t i = 0; i < m; i++) out[i] = (T)((const int32_t *)p)[i * step]; break; \
+    case K_I16: for (Py_ssize_t i = 0; i < m; i++) out[i] = (T)((const int16_t *)p)[i * step]; break; \
+    case K_I8: for (Py_ssize_t i = 0; i < m; i++) out[i] = (T)((const int8_t *)p)[i * step]; break;  \
+    default: for (Py_ssize_t i = 0; i < m; i++) out[i] = (T)((const uint8_t *)p)[i * step]; break;  \
+    }
+
+/* The second reads (rare): the finite elements of a tensor holding a NaN or Inf, or the
+ * spread about a known mean. */
+static void finite_block(item_t *it, const double *x, Py_ssize_t n) {
+    for (Py_ssize_t i = 0; i < n; i++) {
+        double v = x[i];
+        if (!finite_bits(v)) {
+            uint64_t bits;
+            memcpy(&bits, &v, sizeof bits);
+            if (bits & 0x000fffffffffffffull) it->nans++;
+            else it->infs++;
+            continue;
         }
-        add_block(it, &b);
+        if (!it->seen) { it->lo = it->hi = v; it->seen = 1; }
+        it->zeros += v == 0.0;
+        it->lo = v < it->lo ? v : it->lo;
+        it->hi = v > it->hi ? v : it->hi;
+        it->sum += v;
+        it->sq += v * v;
     }
 }
 
-/* A run of n elements `step` apart; a dense one in blocks of CHUNK. */
+static void spread_block(item_t *it, const double *x, Py_ssize_t n) {
+    double mean = it->mean, acc = 0.0;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (finite_bits(x[i])) { double d = x[i] - mean; acc += d * d; }
+    it->spread += acc;
+}
+
+/* A run of n elements `step` apart. */
 static void run(item_t *it, const char *p, Py_ssize_t n, Py_ssize_t step) {
-    if (step != 1) { run_strided(it, p, n, step); return; }
-    for (Py_ssize_t done = 0; done < n; done += CHUNK) {
-        Py_ssize_t m = n - done < CHUNK ? n - done : CHUNK;
+    Py_ssize_t width = WIDTH[it->kind];
+    if (it->pass != P_MAIN) {
+        double buf[GATHER];
+        for (Py_ssize_t done = 0; done < n; done += GATHER) {
+            Py_ssize_t m = n - done < GATHER ? n - done : GATHER;
+            const char *q = p + done * step * width;
+            GATHER_AS(double, it->kind, q, m, step, buf)
+            if (it->pass == P_FINITE) finite_block(it, buf, m);
+            else spread_block(it, buf, m);
+        }
+        return;
+    }
+    int dense = step == 1 && (it->kind == K_F32 || it->kind == K_F64 || it->kind == K_I64);
+    Py_ssize_t cap = dense ? CHUNK : GATHER;
+    for (Py_ssize_t done = 0; done < n; done += cap) {
+        Py_ssize_t m = n - done < cap ? n - done : cap;
+        const char *q = p + done * step * width;
         block_t b;
-        if (it->kind == 0) run_f32((const float *)p + done, m, &b);
-        else run_f64((const double *)p + done, m, &b);
+        if (it->kind == K_F32) {
+            float buf[GATHER];
+            if (!dense) for (Py_ssize_t i = 0; i < m; i++) buf[i] = ((const float *)q)[i * step];
+            run_f32(dense ? (const float *)q : buf, m, &b);
+        } else if (it->kind == K_F64) {
+            double buf[GATHER];
+            if (!dense) for (Py_ssize_t i = 0; i < m; i++) buf[i] = ((const double *)q)[i * step];
+            run_f64(dense ? (const double *)q : buf, m, &b);
+        } else {
+            int64_t buf[GATHER];
+            if (!dense) { GATHER_AS(int64_t, it->kind, q, m, step, buf) }
+            run_i64(dense ? (const int64_t *)q : buf, m, &b);
+        }
         add_block(it, &b);
     }
 }
@@ -136,9 +217,9 @@ static void simplify(item_t *it) {
     it->ndim = m;
 }
 
-static void measure(item_t *it) {
-    simplify(it);
-    Py_ssize_t width = it->kind == 0 ? 4 : 8;
+/* Every element once, in runs along the innermost (smallest-stride) dim. */
+static void traverse(item_t *it) {
+    Py_ssize_t width = WIDTH[it->kind];
     if (it->ndim == 0) { run(it, it->data, 1, 1); return; }
     int last = it->ndim - 1;
     Py_ssize_t index[MAXDIM] = {0};
@@ -150,6 +231,29 @@ static void measure(item_t *it) {
         while (k >= 0 && ++index[k] == it->size[k]) index[k--] = 0;
         if (k < 0) return;
     }
+}
+
+static void measure(item_t *it) {
+    simplify(it);
+    it->pass = P_MAIN;
+    traverse(it);
+    if (it->nonfinite) { /* counted again: the first read's compares may take a NaN for a zero */
+        it->seen = 0; it->sum = it->sq = 0.0; it->zeros = 0;
+        it->pass = P_FINITE;
+        traverse(it);
+    }
+    long long finite = it->numel - it->nans - it->infs;
+    if (finite == 0 || !finite_bits(it->sum) || !finite_bits(it->sq)) return;
+    double mean = it->sum / (double)finite;
+    double var = it->sq / (double)finite - mean * mean;
+    if (var < 1e-3 * mean * mean) { /* also a negative var (rounding) when the mean is 0 */
+        it->mean = mean; it->spread = 0.0;
+        it->pass = P_SPREAD;
+        traverse(it);
+        var = it->spread / (double)finite;
+        if (!finite_bits(var)) return;
+    }
+    it->mean = mean; it->var = var; it->ok = 1;
 }
 
 static int read_dims(PyObject *seq, Py_ssize_t *out, int *ndim) {
@@ -166,6 +270,23 @@ static int read_dims(PyObject *seq, Py_ssize_t *out, int *ndim) {
     return 0;
 }
 
+static PyObject *extreme(const item_t *it, int high) {
+    if (it->numel == it->nans + it->infs) Py_RETURN_NONE;
+    if (it->kind <= K_F64) return PyFloat_FromDouble(high ? it->hi : it->lo);
+    return PyLong_FromLongLong(high ? it->ihi : it->ilo);
+}
+
+static PyObject *result(const item_t *it) {
+    PyObject *lo = extreme(it, 0), *hi = extreme(it, 1);
+    PyObject *mean = it->ok ? PyFloat_FromDouble(it->mean) : Py_NewRef(Py_None);
+    PyObject *var = it->ok ? PyFloat_FromDouble(it->var) : Py_NewRef(Py_None);
+    PyObject *row = NULL;
+    if (lo && hi && mean && var)
+        row = Py_BuildValue("(OOOOLLL)", lo, hi, mean, var, it->zeros, it->nans, it->infs);
+    Py_XDECREF(lo); Py_XDECREF(hi); Py_XDECREF(mean); Py_XDECREF(var);
+    return row;
+}
+
 static PyObject *onepass(PyObject *self, PyObject *arg) {
     PyObject *items = PySequence_Fast(arg, "onepass takes a list of (data_ptr, kind, sizes, strides)");
     if (items == NULL) return NULL;
@@ -180,15 +301,18 @@ static PyObject *onepass(PyObject *self, PyObject *arg) {
             || (it->data = PyLong_AsVoidPtr(ptr), PyErr_Occurred())
             || read_dims(sizes, it->size, &it->ndim) < 0 || read_dims(strides, it->stride, &ndim_strides) < 0)
             goto fail;
-        if (ndim_strides != it->ndim || (it->kind != 0 && it->kind != 1) || it->data == NULL) {
-            PyErr_SetString(PyExc_ValueError, "an item is not a float32 / float64 tensor's (ptr, kind, sizes, strides)");
+        if (ndim_strides != it->ndim || it->kind < 0 || it->kind >= K_COUNT || it->data == NULL) {
+            PyErr_SetString(PyExc_ValueError, "an item is not a (ptr, kind, sizes, strides) of a tensor kind read here");
             goto fail;
         }
-        for (int k = 0; k < it->ndim; k++)
+        it->numel = 1;
+        for (int k = 0; k < it->ndim; k++) {
             if (it->size[k] <= 0 || it->stride[k] < 0) {
                 PyErr_SetString(PyExc_ValueError, "sizes must be positive and strides not negative");
                 goto fail;
             }
+            it->numel *= it->size[k];
+        }
     }
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t i = 0; i < n; i++) measure(&all[i]);
@@ -196,8 +320,7 @@ static PyObject *onepass(PyObject *self, PyObject *arg) {
     PyObject *out = PyList_New(n);
     if (out == NULL) goto fail;
     for (Py_ssize_t i = 0; i < n; i++) {
-        item_t *it = &all[i];
-        PyObject *row = Py_BuildValue("(ddddLL)", it->lo, it->hi, it->sum, it->sq, it->zeros, it->nonfinite);
+        PyObject *row = result(&all[i]);
         if (row == NULL) { Py_DECREF(out); goto fail; }
         PyList_SET_ITEM(out, i, row);
     }
@@ -211,7 +334,8 @@ fail:
 }
 
 static PyMethodDef methods[] = {
-    {"onepass", onepass, METH_O, "Per (data_ptr, kind, sizes, strides): (min, max, sum, sum of squares, zeros, non-finite)."},
+    {"onepass", onepass, METH_O,
+     "Per (data_ptr, kind, sizes, strides): (min, max, mean, var, zeros, nans, infs) of the finite elements."},
     {NULL, NULL, 0, NULL},
 };
 

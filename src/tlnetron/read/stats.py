@@ -186,19 +186,23 @@ def _zeros(torch: Any, t: Any, a: Any) -> int:
 
 
 _Item = tuple[int, int, Any, Any]  # a tensor for the single pass: data pointer, kind, sizes, strides
-_Raw = tuple[float, float, float, float, int, int]  # its min, max, sum, sum of squares, zeros, non-finite
+_Raw = tuple[
+    Any, Any, float | None, float | None, int, int, int
+]  # min, max, mean, var, zeros, NaNs, Infs (finite elements)
 
 
 class Gather:
     """The saved outputs' statistics, gathered op by op as the trace is read.
 
-    Float tensors on the CPU are queued and read together by the compiled single pass (one
-    read each for min, max, sum, sum of squares and the zero / NaN / Inf counts, without
-    the GIL, so it can run in a thread beside the rest of the export); everything else, and
-    every tensor when the pass is not built, is measured at once by :func:`tensor_stats`.
+    Real tensors on the CPU (floats, integers, bool) are queued and read together by the
+    compiled single pass (one read each for min, max, sum, sum of squares and the zero /
+    NaN / Inf counts, without the GIL, so it can run in a thread beside the rest of the
+    export); everything else (complex, unsigned beyond 8 bits, off the CPU, empty, a
+    negative view), and every tensor when the pass is not built, is measured at once by
+    :func:`tensor_stats`.
     """
 
-    __slots__ = ("_at", "_items", "_read", "_tensors", "_torch")
+    __slots__ = ("_at", "_bools", "_items", "_kinds", "_read", "_tensors", "_torch")
 
     def __init__(self, one_pass: bool = ONE_PASS) -> None:
         import torch
@@ -207,6 +211,18 @@ class Gather:
         if one_pass and _onepass is not None:
             self._read = _onepass.onepass
         self._torch = torch if self._read is not None else None
+        # the compiled read's kind numbers (_onepass.c); float16 / bfloat16 / float8 are read as float32 copies
+        self._kinds = {
+            torch.float32: 0,
+            torch.float64: 1,
+            torch.int64: 2,
+            torch.int32: 3,
+            torch.int16: 4,
+            torch.int8: 5,
+            torch.uint8: 6,
+            torch.bool: 7,
+        }
+        self._bools: set[int] = set()
         self._at: list[int] = []
         self._tensors: list[Any] = []
         self._items: list[_Item] = []
@@ -220,15 +236,14 @@ class Gather:
         shape = t.shape
         if t.layout != torch.strided or not t.is_cpu or 0 in shape or len(shape) > 16 or t.is_neg():
             return tensor_stats(t)
-        if dtype.is_floating_point and dtype.itemsize < 4:  # float16, bfloat16, float8: read in float32
-            t = t.detach().float()
-            dtype = torch.float32
-        if dtype == torch.float32:
+        kind = self._kinds.get(dtype)
+        if kind is None:
+            if not (dtype.is_floating_point and dtype.itemsize < 4):
+                return tensor_stats(t)
+            t = t.detach().float()  # float16, bfloat16, float8: summed in float32, as tensor_stats does
             kind = 0
-        elif dtype == torch.float64:
-            kind = 1
-        else:
-            return tensor_stats(t)
+        elif kind == 7:
+            self._bools.add(at)
         self._at.append(at)
         self._tensors.append(t)
         self._items.append((t.data_ptr(), kind, shape, t.stride()))
@@ -254,7 +269,8 @@ class Gather:
                     thread.join()
                 raw = done[0] if done else (read(items) if read is not None else [])
                 with one_thread():
-                    cache.append({at: _finished(t, r) for at, t, r in zip(self._at, self._tensors, raw)})
+                    bools = self._bools
+                    cache.append({at: _finished(t, r, at in bools) for at, t, r in zip(self._at, self._tensors, raw)})
             return cache[0]
 
         return result
@@ -267,19 +283,16 @@ def _read_into(read: Callable[[list[_Item]], list[_Raw]], items: list[_Item], do
         done.append(read(items))
 
 
-def _finished(t: Any, raw: _Raw) -> TensorStats:
-    """One tensor's statistics from its single pass, or measured again by torch when the pass
-    cannot state them exactly: a NaN or Inf present, sums out of range, or a spread so small
-    beside the mean that the sum of squares would lose it."""
-    lo, hi, total, squares, zeros, nonfinite = raw
+def _finished(t: Any, raw: _Raw, is_bool: bool) -> TensorStats:
+    """One tensor's statistics from the compiled read; measured again by torch only when its
+    sums left float64's range (the read states no mean then, though some element is finite)."""
+    lo, hi, mean, var, zeros, nans, infs = raw
     numel = t.numel()
-    if nonfinite or not (math.isfinite(total) and math.isfinite(squares)):
-        return _or_empty(t)
-    mean = total / numel
-    var = squares / numel - mean * mean
-    if var < 1e-3 * mean * mean:  # also a negative var (rounding) when the mean is 0
-        return _or_empty(t)
-    return TensorStats(numel, 0, 0, zeros, lo, hi, mean, math.sqrt(var))
+    if mean is None or var is None:
+        return TensorStats(numel, nans, infs, zeros) if nans + infs == numel else _or_empty(t)
+    if is_bool:  # the fraction of True, and no std (tensor_stats' rule)
+        return TensorStats(numel, 0, 0, zeros, lo, hi, mean)
+    return TensorStats(numel, nans, infs, zeros, lo, hi, mean, math.sqrt(var))
 
 
 def _or_empty(t: Any) -> TensorStats:
