@@ -255,7 +255,9 @@ class _Compiler:
         type_list = [types] if isinstance(types, str) else list(types)
         if not type_list or any(t not in TYPES for t in type_list):
             raise CompileError(f"unsupported type {types!r}")
-        cond = " or ".join(self.type_test(t, site.var) for t in type_list)
+        # Exact-class tests of every type first: a union's isinstance fallbacks run only for subclasses.
+        tests = [self.type_test(t, site.var) for t in type_list]
+        cond = " or ".join([fast for fast, _ in tests] + [slow for _, slow in tests if slow])
         site.out.append(f"{site.pad}if not ({cond}):")
         self.site_fail(site, site.pad + "    ", repr("must be " + " or ".join(type_list)), "type")
 
@@ -329,17 +331,18 @@ class _Compiler:
             out.append(f"{pad}else:")
             self.site_fail(site, pad + "    ", repr("must NOT match a disallowed definition"), "not")
 
-    def type_test(self, t: str, var: str) -> str:
+    def type_test(self, t: str, var: str) -> tuple[str, str]:
+        """The test that ``var`` has JSON type ``t``: (exact-class test, fallback for subclasses or "")."""
         if t == "integer":
-            return f"{var}.__class__ is int or {self.use('_is_integer')}({var})"
+            return f"{var}.__class__ is int", f"{self.use('_is_integer')}({var})"
         if t == "number":
-            return f"{var}.__class__ is int or {var}.__class__ is float or {self.use('_is_number')}({var})"
+            return f"{var}.__class__ is int or {var}.__class__ is float", f"{self.use('_is_number')}({var})"
         return {
-            "string": f"{var}.__class__ is str or isinstance({var}, str)",
-            "boolean": f"{var} is True or {var} is False",
-            "array": f"isinstance({var}, (list, tuple))",
-            "object": f"isinstance({var}, dict)",
-            "null": f"{var} is None",
+            "string": (f"{var}.__class__ is str", f"isinstance({var}, str)"),
+            "boolean": (f"{var} is True or {var} is False", ""),
+            "array": (f"{var}.__class__ is list", f"isinstance({var}, (list, tuple))"),
+            "object": (f"{var}.__class__ is dict", f"isinstance({var}, dict)"),
+            "null": (f"{var} is None", ""),
         }[t]
 
     def _kw_object(self, site: _Site) -> None:
@@ -352,42 +355,53 @@ class _Compiler:
         if not isinstance(props, dict) or not isinstance(required, list):
             raise CompileError("properties must be an object and required a list")
         out.append(f"{pad}if True:" if site.known == "object" else f"{pad}if isinstance({var}, dict):")
+        # Required properties are looked up by name (a missing one raises KeyError, free until it
+        # does) and the key set is compared only when the object has more keys than required:
+        # thousands of rows cost a few lookups each, not a loop over their keys.
+        allowed = self.const(frozenset(props), "_S")
+        looked_up: dict[str, str] = {}
         if required:
             needed = self.const(tuple(required), "_R")
-            out.append(f"{inner}for key in {needed}:")
-            out.append(f"{inner}    if key not in {var}:")
+            out.append(f"{inner}try:")
+            for name in required:
+                looked_up[name] = self.var()
+                out.append(f"{inner}    {looked_up[name]} = {var}[{name!r}]")
+            out.append(f"{inner}except KeyError:")
             missing = f"sorted(k for k in {needed} if k not in {var})"
             out.append(
-                f"{inner}        {self.use('_fail')}('must contain ' + str({missing}) + ' properties', {var}, "
+                f"{inner}    {self.use('_fail')}('must contain ' + str({missing}) + ' properties', {var}, "
                 f"path, {self.more(path)}, {self.const(schema)}, 'required')"
             )
-        if not props and extra is True:
-            return
-        key, value = self.var(), self.var()
-        out.append(f"{inner}for {key}, {value} in {var}.items():")
-        body = inner + "    "
-        first = True
-        for name, sub in props.items():
-            checks: list[str] = []
-            self.emit(sub, value, [*path, repr(name)], checks, depth + 3, doc)
-            out.append(f"{body}{'if' if first else 'elif'} {key} == {name!r}:")
-            out.extend(checks or [f"{body}    pass"])
-            first = False
-        if extra is True:
-            return
-        rest: list[str] = []
         if extra is False:
-            allowed = self.const(tuple(props), "_K")
-            rest.append(
-                f"{body}    {self.use('_fail')}('must not contain ' + str(sorted(k for k in {var} if k not in "
+            # With every required key present, as many keys as required means no others.
+            only_required = set(required) <= set(props) and len(set(required)) == len(required)
+            size = f"len({var}) != {len(required)} and " if only_required and required else ""
+            out.append(f"{inner}if {size}not {var}.keys() <= {allowed}:")
+            out.append(
+                f"{inner}    {self.use('_fail')}('must not contain ' + str(sorted(k for k in {var} if k not in "
                 f"{allowed})) + ' properties', {var}, path, {self.more(path)}, {self.const(schema)}, "
                 "'additionalProperties')"
             )
-        else:
+        for name, sub in props.items():
+            value = looked_up.get(name) or self.var()
+            checks: list[str] = []
+            self.emit(sub, value, [*path, repr(name)], checks, depth + (1 if name in looked_up else 2), doc)
+            if not checks:
+                continue
+            if name in looked_up:
+                out.extend(checks)
+            else:
+                out.append(f"{inner}if {name!r} in {var}:")
+                out.append(f"{inner}    {value} = {var}[{name!r}]")
+                out.extend(checks)
+        if extra is not True and extra is not False:
+            key, value = self.var(), self.var()
+            rest: list[str] = []
             self.emit(extra, value, [*path, key], rest, depth + 3, doc)
-        if rest:
-            out.append(f"{body}else:" if not first else f"{body}if True:")
-            out.extend(rest)
+            if rest:
+                out.append(f"{inner}for {key}, {value} in {var}.items():")
+                out.append(f"{inner}    if {key} not in {allowed}:")
+                out.extend(rest)
 
     def _kw_array(self, site: _Site) -> None:
         schema, var, path, out = site.schema, site.var, site.path, site.out

@@ -89,6 +89,15 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "additionalProperties": False,
     },
     "untyped_object_rules": {"required": ["x"], "properties": {"x": {"const": 1}}},
+    # the key-count shortcut: as many keys as required, all present, means no others
+    "two_required_closed": {
+        "required": ["a", "b"],
+        "properties": {"a": {"type": "integer"}, "b": True, "n": {"type": "string"}},
+        "additionalProperties": False,
+    },
+    "required_not_a_property": {"required": ["a", "z"], "properties": {"a": True}, "additionalProperties": False},
+    "required_twice": {"required": ["a", "a"], "properties": {"a": True, "b": True}, "additionalProperties": False},
+    "required_open": {"required": ["x", "z"], "properties": {"x": {"type": "integer"}}},
     "additional_schema": {"properties": {"a": {"type": "string"}}, "additionalProperties": {"type": "integer"}},
     "array_items": {"type": "array", "items": {"type": "string", "minLength": 1}},
     "unique": {"uniqueItems": True},

@@ -14,100 +14,100 @@ from typing import TypeVar
 from ._runtime import _fail, _is_integer, _is_number
 
 _D0 = {'$schema': 'http://json-schema.org/draft-07/schema#', '$id': 'urn:tlnetron:schema:baseline-summary:1', 'title': 'tlnetron baseline diff summary', 'description': 'The decoded value of the model metadata row torchlens.baseline when baseline_kind is trace.', 'version': '1.0.0', 'type': 'object', 'additionalProperties': False, 'required': ['direction', 'row_counts', 'removed_labels', 'source'], 'properties': {'direction': {'type': 'object', 'additionalProperties': False, 'required': ['subject', 'reference'], 'properties': {'subject': {'type': 'string', 'description': 'The exported capture (what the graph draws).'}, 'reference': {'type': 'string', 'description': 'The baseline capture compared against.'}}}, 'row_counts': {'type': 'object', 'additionalProperties': False, 'required': ['added', 'removed', 'unresolved', 'excluded_machinery', 'unreachable', 'zero', 'changed'], 'properties': {'added': {'type': 'integer', 'minimum': 0}, 'removed': {'type': 'integer', 'minimum': 0}, 'unresolved': {'type': 'integer', 'minimum': 0}, 'excluded_machinery': {'type': 'integer', 'minimum': 0}, 'unreachable': {'type': 'integer', 'minimum': 0}, 'zero': {'type': 'integer', 'minimum': 0}, 'changed': {'type': 'integer', 'minimum': 0}}}, 'removed_labels': {'type': 'array', 'items': {'type': 'string'}, 'description': 'Reference-only op labels the subject graph cannot draw.'}, 'source': {'type': 'string', 'description': 'The TorchLens function that produced the rows.'}}}
-_R1 = ('direction', 'row_counts', 'removed_labels', 'source')
-_D2 = {'type': 'object', 'additionalProperties': False, 'required': ['subject', 'reference'], 'properties': {'subject': {'type': 'string', 'description': 'The exported capture (what the graph draws).'}, 'reference': {'type': 'string', 'description': 'The baseline capture compared against.'}}}
-_R3 = ('subject', 'reference')
-_D4 = {'type': 'string', 'description': 'The exported capture (what the graph draws).'}
-_D5 = {'type': 'string', 'description': 'The baseline capture compared against.'}
-_D6 = {'type': 'object', 'additionalProperties': False, 'required': ['added', 'removed', 'unresolved', 'excluded_machinery', 'unreachable', 'zero', 'changed'], 'properties': {'added': {'type': 'integer', 'minimum': 0}, 'removed': {'type': 'integer', 'minimum': 0}, 'unresolved': {'type': 'integer', 'minimum': 0}, 'excluded_machinery': {'type': 'integer', 'minimum': 0}, 'unreachable': {'type': 'integer', 'minimum': 0}, 'zero': {'type': 'integer', 'minimum': 0}, 'changed': {'type': 'integer', 'minimum': 0}}}
-_R7 = ('added', 'removed', 'unresolved', 'excluded_machinery', 'unreachable', 'zero', 'changed')
-_D8 = {'type': 'integer', 'minimum': 0}
-_D9 = {'type': 'array', 'items': {'type': 'string'}, 'description': 'Reference-only op labels the subject graph cannot draw.'}
-_D10 = {'type': 'string'}
-_D11 = {'type': 'string', 'description': 'The TorchLens function that produced the rows.'}
+_S1 = frozenset(('direction', 'removed_labels', 'row_counts', 'source'))
+_R2 = ('direction', 'row_counts', 'removed_labels', 'source')
+_D3 = {'type': 'object', 'additionalProperties': False, 'required': ['subject', 'reference'], 'properties': {'subject': {'type': 'string', 'description': 'The exported capture (what the graph draws).'}, 'reference': {'type': 'string', 'description': 'The baseline capture compared against.'}}}
+_S4 = frozenset(('reference', 'subject'))
+_R5 = ('subject', 'reference')
+_D6 = {'type': 'string', 'description': 'The exported capture (what the graph draws).'}
+_D7 = {'type': 'string', 'description': 'The baseline capture compared against.'}
+_D8 = {'type': 'object', 'additionalProperties': False, 'required': ['added', 'removed', 'unresolved', 'excluded_machinery', 'unreachable', 'zero', 'changed'], 'properties': {'added': {'type': 'integer', 'minimum': 0}, 'removed': {'type': 'integer', 'minimum': 0}, 'unresolved': {'type': 'integer', 'minimum': 0}, 'excluded_machinery': {'type': 'integer', 'minimum': 0}, 'unreachable': {'type': 'integer', 'minimum': 0}, 'zero': {'type': 'integer', 'minimum': 0}, 'changed': {'type': 'integer', 'minimum': 0}}}
+_S9 = frozenset(('added', 'changed', 'excluded_machinery', 'removed', 'unreachable', 'unresolved', 'zero'))
+_R10 = ('added', 'removed', 'unresolved', 'excluded_machinery', 'unreachable', 'zero', 'changed')
+_D11 = {'type': 'integer', 'minimum': 0}
+_D12 = {'type': 'array', 'items': {'type': 'string'}, 'description': 'Reference-only op labels the subject graph cannot draw.'}
+_D13 = {'type': 'string'}
+_D14 = {'type': 'string', 'description': 'The TorchLens function that produced the rows.'}
 
 
 def _validate(data, path=('data',)):
-    if not (isinstance(data, dict)):
+    if not (data.__class__ is dict or isinstance(data, dict)):
         _fail('must be object', data, path, (), _D0, 'type')
     if True:
-        for key in _R1:
-            if key not in data:
-                _fail('must contain ' + str(sorted(k for k in _R1 if k not in data)) + ' properties', data, path, (), _D0, 'required')
-        for v1, v2 in data.items():
-            if v1 == 'direction':
-                if not (isinstance(v2, dict)):
-                    _fail('must be object', v2, path, ('direction', ), _D2, 'type')
-                if True:
-                    for key in _R3:
-                        if key not in v2:
-                            _fail('must contain ' + str(sorted(k for k in _R3 if k not in v2)) + ' properties', v2, path, ('direction', ), _D2, 'required')
-                    for v3, v4 in v2.items():
-                        if v3 == 'subject':
-                            if not (v4.__class__ is str or isinstance(v4, str)):
-                                _fail('must be string', v4, path, ('direction', 'subject', ), _D4, 'type')
-                        elif v3 == 'reference':
-                            if not (v4.__class__ is str or isinstance(v4, str)):
-                                _fail('must be string', v4, path, ('direction', 'reference', ), _D5, 'type')
-                        else:
-                            _fail('must not contain ' + str(sorted(k for k in v2 if k not in _R3)) + ' properties', v2, path, ('direction', ), _D2, 'additionalProperties')
-            elif v1 == 'row_counts':
-                if not (isinstance(v2, dict)):
-                    _fail('must be object', v2, path, ('row_counts', ), _D6, 'type')
-                if True:
-                    for key in _R7:
-                        if key not in v2:
-                            _fail('must contain ' + str(sorted(k for k in _R7 if k not in v2)) + ' properties', v2, path, ('row_counts', ), _D6, 'required')
-                    for v5, v6 in v2.items():
-                        if v5 == 'added':
-                            if not (v6.__class__ is int or _is_integer(v6)):
-                                _fail('must be integer', v6, path, ('row_counts', 'added', ), _D8, 'type')
-                            if _is_number(v6) and v6 < 0:
-                                _fail('must be bigger than or equal to 0', v6, path, ('row_counts', 'added', ), _D8, 'minimum')
-                        elif v5 == 'removed':
-                            if not (v6.__class__ is int or _is_integer(v6)):
-                                _fail('must be integer', v6, path, ('row_counts', 'removed', ), _D8, 'type')
-                            if _is_number(v6) and v6 < 0:
-                                _fail('must be bigger than or equal to 0', v6, path, ('row_counts', 'removed', ), _D8, 'minimum')
-                        elif v5 == 'unresolved':
-                            if not (v6.__class__ is int or _is_integer(v6)):
-                                _fail('must be integer', v6, path, ('row_counts', 'unresolved', ), _D8, 'type')
-                            if _is_number(v6) and v6 < 0:
-                                _fail('must be bigger than or equal to 0', v6, path, ('row_counts', 'unresolved', ), _D8, 'minimum')
-                        elif v5 == 'excluded_machinery':
-                            if not (v6.__class__ is int or _is_integer(v6)):
-                                _fail('must be integer', v6, path, ('row_counts', 'excluded_machinery', ), _D8, 'type')
-                            if _is_number(v6) and v6 < 0:
-                                _fail('must be bigger than or equal to 0', v6, path, ('row_counts', 'excluded_machinery', ), _D8, 'minimum')
-                        elif v5 == 'unreachable':
-                            if not (v6.__class__ is int or _is_integer(v6)):
-                                _fail('must be integer', v6, path, ('row_counts', 'unreachable', ), _D8, 'type')
-                            if _is_number(v6) and v6 < 0:
-                                _fail('must be bigger than or equal to 0', v6, path, ('row_counts', 'unreachable', ), _D8, 'minimum')
-                        elif v5 == 'zero':
-                            if not (v6.__class__ is int or _is_integer(v6)):
-                                _fail('must be integer', v6, path, ('row_counts', 'zero', ), _D8, 'type')
-                            if _is_number(v6) and v6 < 0:
-                                _fail('must be bigger than or equal to 0', v6, path, ('row_counts', 'zero', ), _D8, 'minimum')
-                        elif v5 == 'changed':
-                            if not (v6.__class__ is int or _is_integer(v6)):
-                                _fail('must be integer', v6, path, ('row_counts', 'changed', ), _D8, 'type')
-                            if _is_number(v6) and v6 < 0:
-                                _fail('must be bigger than or equal to 0', v6, path, ('row_counts', 'changed', ), _D8, 'minimum')
-                        else:
-                            _fail('must not contain ' + str(sorted(k for k in v2 if k not in _R7)) + ' properties', v2, path, ('row_counts', ), _D6, 'additionalProperties')
-            elif v1 == 'removed_labels':
-                if not (isinstance(v2, (list, tuple))):
-                    _fail('must be array', v2, path, ('removed_labels', ), _D9, 'type')
-                if True:
-                    for v7, v8 in enumerate(v2):
-                        if not (v8.__class__ is str or isinstance(v8, str)):
-                            _fail('must be string', v8, path, ('removed_labels', v7, ), _D10, 'type')
-            elif v1 == 'source':
-                if not (v2.__class__ is str or isinstance(v2, str)):
-                    _fail('must be string', v2, path, ('source', ), _D11, 'type')
-            else:
-                _fail('must not contain ' + str(sorted(k for k in data if k not in _R1)) + ' properties', data, path, (), _D0, 'additionalProperties')
+        try:
+            v1 = data['direction']
+            v2 = data['row_counts']
+            v3 = data['removed_labels']
+            v4 = data['source']
+        except KeyError:
+            _fail('must contain ' + str(sorted(k for k in _R2 if k not in data)) + ' properties', data, path, (), _D0, 'required')
+        if len(data) != 4 and not data.keys() <= _S1:
+            _fail('must not contain ' + str(sorted(k for k in data if k not in _S1)) + ' properties', data, path, (), _D0, 'additionalProperties')
+        if not (v1.__class__ is dict or isinstance(v1, dict)):
+            _fail('must be object', v1, path, ('direction', ), _D3, 'type')
+        if True:
+            try:
+                v5 = v1['subject']
+                v6 = v1['reference']
+            except KeyError:
+                _fail('must contain ' + str(sorted(k for k in _R5 if k not in v1)) + ' properties', v1, path, ('direction', ), _D3, 'required')
+            if len(v1) != 2 and not v1.keys() <= _S4:
+                _fail('must not contain ' + str(sorted(k for k in v1 if k not in _S4)) + ' properties', v1, path, ('direction', ), _D3, 'additionalProperties')
+            if not (v5.__class__ is str or isinstance(v5, str)):
+                _fail('must be string', v5, path, ('direction', 'subject', ), _D6, 'type')
+            if not (v6.__class__ is str or isinstance(v6, str)):
+                _fail('must be string', v6, path, ('direction', 'reference', ), _D7, 'type')
+        if not (v2.__class__ is dict or isinstance(v2, dict)):
+            _fail('must be object', v2, path, ('row_counts', ), _D8, 'type')
+        if True:
+            try:
+                v7 = v2['added']
+                v8 = v2['removed']
+                v9 = v2['unresolved']
+                v10 = v2['excluded_machinery']
+                v11 = v2['unreachable']
+                v12 = v2['zero']
+                v13 = v2['changed']
+            except KeyError:
+                _fail('must contain ' + str(sorted(k for k in _R10 if k not in v2)) + ' properties', v2, path, ('row_counts', ), _D8, 'required')
+            if len(v2) != 7 and not v2.keys() <= _S9:
+                _fail('must not contain ' + str(sorted(k for k in v2 if k not in _S9)) + ' properties', v2, path, ('row_counts', ), _D8, 'additionalProperties')
+            if not (v7.__class__ is int or _is_integer(v7)):
+                _fail('must be integer', v7, path, ('row_counts', 'added', ), _D11, 'type')
+            if _is_number(v7) and v7 < 0:
+                _fail('must be bigger than or equal to 0', v7, path, ('row_counts', 'added', ), _D11, 'minimum')
+            if not (v8.__class__ is int or _is_integer(v8)):
+                _fail('must be integer', v8, path, ('row_counts', 'removed', ), _D11, 'type')
+            if _is_number(v8) and v8 < 0:
+                _fail('must be bigger than or equal to 0', v8, path, ('row_counts', 'removed', ), _D11, 'minimum')
+            if not (v9.__class__ is int or _is_integer(v9)):
+                _fail('must be integer', v9, path, ('row_counts', 'unresolved', ), _D11, 'type')
+            if _is_number(v9) and v9 < 0:
+                _fail('must be bigger than or equal to 0', v9, path, ('row_counts', 'unresolved', ), _D11, 'minimum')
+            if not (v10.__class__ is int or _is_integer(v10)):
+                _fail('must be integer', v10, path, ('row_counts', 'excluded_machinery', ), _D11, 'type')
+            if _is_number(v10) and v10 < 0:
+                _fail('must be bigger than or equal to 0', v10, path, ('row_counts', 'excluded_machinery', ), _D11, 'minimum')
+            if not (v11.__class__ is int or _is_integer(v11)):
+                _fail('must be integer', v11, path, ('row_counts', 'unreachable', ), _D11, 'type')
+            if _is_number(v11) and v11 < 0:
+                _fail('must be bigger than or equal to 0', v11, path, ('row_counts', 'unreachable', ), _D11, 'minimum')
+            if not (v12.__class__ is int or _is_integer(v12)):
+                _fail('must be integer', v12, path, ('row_counts', 'zero', ), _D11, 'type')
+            if _is_number(v12) and v12 < 0:
+                _fail('must be bigger than or equal to 0', v12, path, ('row_counts', 'zero', ), _D11, 'minimum')
+            if not (v13.__class__ is int or _is_integer(v13)):
+                _fail('must be integer', v13, path, ('row_counts', 'changed', ), _D11, 'type')
+            if _is_number(v13) and v13 < 0:
+                _fail('must be bigger than or equal to 0', v13, path, ('row_counts', 'changed', ), _D11, 'minimum')
+        if not (v3.__class__ is list or isinstance(v3, (list, tuple))):
+            _fail('must be array', v3, path, ('removed_labels', ), _D12, 'type')
+        if True:
+            for v14, v15 in enumerate(v3):
+                if not (v15.__class__ is str or isinstance(v15, str)):
+                    _fail('must be string', v15, path, ('removed_labels', v14, ), _D13, 'type')
+        if not (v4.__class__ is str or isinstance(v4, str)):
+            _fail('must be string', v4, path, ('source', ), _D14, 'type')
     return data
 
 

@@ -17,213 +17,228 @@ import re
 from ._runtime import _fail, _is_integer, _is_number, _json_key
 
 _D0 = {'$schema': 'http://json-schema.org/draft-07/schema#', '$id': 'urn:tlnetron:schema:model-metadata:1', 'title': 'tlnetron model metadataProps (decoded)', 'description': "The artifact's ModelProto.metadataProps as an object, key -> value. Every value is a string in the artifact; keys marked x-tlnetron-encoding: json hold JSON text and are described here decoded. Keys not listed here are not tlnetron's and are refused.", 'version': '1.0.0', 'type': 'object', 'additionalProperties': False, 'required': ['torchlens.disclaimer', 'torchlens.schema_version', 'torchlens.capture_outcome', 'torchlens.capture_verified', 'torchlens.structure_only', 'torchlens.granularity', 'torchlens.show_buffers', 'torchlens.hidden_buffer_count', 'torchlens.hidden_op_count', 'torchlens.node_count', 'torchlens.edge_count', 'torchlens.function_count', 'torchlens.omitted_value_count', 'torchlens.trace_op_count', 'torchlens.interventions', 'torchlens.torchlens_version'], 'definitions': {'count': {'type': 'integer', 'minimum': 0}, 'intervention': {'type': 'object', 'additionalProperties': False, 'required': ['kind', 'edit', 'selection', 'sites'], 'properties': {'kind': {'type': 'string'}, 'edit': {'type': 'string'}, 'selection': {'type': 'string'}, 'sites': {'type': 'integer', 'minimum': 0}}}}, 'properties': {'torchlens.disclaimer': {'type': 'string', 'minLength': 1, 'description': 'Says the artifact is a picture of a trace, not a runnable model.'}, 'torchlens.schema_version': {'type': 'string', 'pattern': '^[0-9]+\\.[0-9]+\\.[0-9]+(?![\\s\\S])', 'description': 'Version of these schemas the artifact was validated against.'}, 'torchlens.export_id': {'type': 'string', 'pattern': '^[0-9a-f]{32}(?![\\s\\S])', 'description': "The export id: 32 lowercase hex digits, the same in the artifact and in the companion the same export wrote (its model row of this name), so a pair can be matched. The first 32 hex digits of the sha256 of the artifact's bytes followed by the companion's bytes (the artifact's alone when no companion was written), each with this id replaced by 32 '0' characters: identical exports get identical ids. Absent from files written before tlnetron wrote it and by other tools."}, 'torchlens.capture_outcome': {'$ref': 'urn:tlnetron:schema:vocabularies:1#/definitions/capture_status'}, 'torchlens.capture_outcome_reason': {'type': 'string', 'description': "TorchLens' reason for a capture outcome other than complete."}, 'torchlens.capture_verified': {'$ref': 'urn:tlnetron:schema:vocabularies:1#/definitions/capture_verdict'}, 'torchlens.structure_only': {'type': 'boolean', 'x-tlnetron-encoding': 'json', 'description': 'True when shapes are hypotheses (no payloads captured).'}, 'torchlens.trace_state': {'type': 'string', 'description': "TorchLens' TraceState when it is not pristine."}, 'torchlens.granularity': {'$ref': 'urn:tlnetron:schema:vocabularies:1#/definitions/granularity'}, 'torchlens.depth': {'type': 'integer', 'minimum': 1, 'x-tlnetron-encoding': 'json', 'description': 'Module depth the root graph groups at (module view only).'}, 'torchlens.depth_reason': {'type': 'string', 'description': 'Why the module view grouped at this depth.'}, 'torchlens.inlined_call_count': {'$ref': '#/definitions/count', 'x-tlnetron-encoding': 'json', 'description': "Module calls drawn inline (deepest first) to keep the artifact within the ONNX checker's limit of 10,000 local functions; absent when none."}, 'torchlens.show_buffers': {'$ref': 'urn:tlnetron:schema:vocabularies:1#/definitions/buffer_policy'}, 'torchlens.hidden_buffer_count': {'$ref': '#/definitions/count', 'x-tlnetron-encoding': 'json', 'description': 'Buffer pseudo-ops the buffer policy left out.'}, 'torchlens.hidden_op_count': {'$ref': '#/definitions/count', 'x-tlnetron-encoding': 'json', 'description': 'Compute ops the buffer policy left out (counter-update chains).'}, 'torchlens.side_op_count': {'$ref': '#/definitions/count', 'x-tlnetron-encoding': 'json', 'description': 'Module view: compute ops not drawn because none of their results reach a model output or a buffer (side computations such as attention-mask checks); the op view draws them.'}, 'torchlens.run_count': {'$ref': '#/definitions/count', 'x-tlnetron-encoding': 'json', 'description': 'Module view: runs of repeated module calls drawn as one box each (Class ×N), at any level.'}, 'torchlens.node_count': {'$ref': '#/definitions/count', 'x-tlnetron-encoding': 'json', 'description': 'Nodes in the root graph.'}, 'torchlens.edge_count': {'$ref': '#/definitions/count', 'x-tlnetron-encoding': 'json', 'description': 'Producer-to-consumer connections in the root graph (graph outputs included).'}, 'torchlens.function_count': {'$ref': '#/definitions/count', 'x-tlnetron-encoding': 'json', 'description': 'FunctionProtos in the artifact.'}, 'torchlens.omitted_value_count': {'$ref': '#/definitions/count', 'x-tlnetron-encoding': 'json', 'description': 'Values left untyped (no single shape and dtype to state); each is explained on its producer.'}, 'torchlens.trace_op_count': {'$ref': '#/definitions/count', 'x-tlnetron-encoding': 'json', 'description': "Compute ops in the trace (TorchLens' num_ops)."}, 'torchlens.interventions': {'type': 'array', 'items': {'$ref': '#/definitions/intervention'}, 'x-tlnetron-encoding': 'json', 'description': "TorchLens' intervention audit rows; empty when the trace was never edited."}, 'torchlens.warnings': {'type': 'array', 'items': {'$ref': 'urn:tlnetron:schema:vocabularies:1#/definitions/warning_code'}, 'uniqueItems': True, 'x-tlnetron-encoding': 'json', 'description': 'Codes of the warnings this export raised.'}, 'torchlens.root_ranks': {'$ref': '#/definitions/count', 'x-tlnetron-encoding': 'json', 'description': 'Longest path (in nodes) through the root graph; the legibility budget is about 27.'}, 'torchlens.observed_duration_total': {'type': 'string', 'description': 'Sum of observed op wall times, worded with its unit.'}, 'torchlens.estimated_flops_total': {'type': 'string', 'description': 'Sum of estimated forward FLOPs over ops that have an estimate, worded.'}, 'torchlens.captured_bytes_total': {'type': 'string', 'description': 'Sum of captured output-tensor bytes, worded.'}, 'torchlens.baseline_kind': {'$ref': 'urn:tlnetron:schema:vocabularies:1#/definitions/baseline_kind'}, 'torchlens.baseline': {'type': ['string', 'object'], 'description': 'A string baseline verbatim (baseline_kind identifier) or the diff summary (baseline_kind trace; JSON text described by baseline-summary.schema.json).'}, 'torchlens.torchlens_version': {'type': 'string'}, 'torchlens.torch_version': {'type': 'string'}}}
-_R1 = ('torchlens.disclaimer', 'torchlens.schema_version', 'torchlens.capture_outcome', 'torchlens.capture_verified', 'torchlens.structure_only', 'torchlens.granularity', 'torchlens.show_buffers', 'torchlens.hidden_buffer_count', 'torchlens.hidden_op_count', 'torchlens.node_count', 'torchlens.edge_count', 'torchlens.function_count', 'torchlens.omitted_value_count', 'torchlens.trace_op_count', 'torchlens.interventions', 'torchlens.torchlens_version')
-_D2 = {'type': 'string', 'minLength': 1, 'description': 'Says the artifact is a picture of a trace, not a runnable model.'}
-_D3 = {'type': 'string', 'pattern': '^[0-9]+\\.[0-9]+\\.[0-9]+(?![\\s\\S])', 'description': 'Version of these schemas the artifact was validated against.'}
+_S1 = frozenset(('torchlens.baseline', 'torchlens.baseline_kind', 'torchlens.capture_outcome', 'torchlens.capture_outcome_reason', 'torchlens.capture_verified', 'torchlens.captured_bytes_total', 'torchlens.depth', 'torchlens.depth_reason', 'torchlens.disclaimer', 'torchlens.edge_count', 'torchlens.estimated_flops_total', 'torchlens.export_id', 'torchlens.function_count', 'torchlens.granularity', 'torchlens.hidden_buffer_count', 'torchlens.hidden_op_count', 'torchlens.inlined_call_count', 'torchlens.interventions', 'torchlens.node_count', 'torchlens.observed_duration_total', 'torchlens.omitted_value_count', 'torchlens.root_ranks', 'torchlens.run_count', 'torchlens.schema_version', 'torchlens.show_buffers', 'torchlens.side_op_count', 'torchlens.structure_only', 'torchlens.torch_version', 'torchlens.torchlens_version', 'torchlens.trace_op_count', 'torchlens.trace_state', 'torchlens.warnings'))
+_R2 = ('torchlens.disclaimer', 'torchlens.schema_version', 'torchlens.capture_outcome', 'torchlens.capture_verified', 'torchlens.structure_only', 'torchlens.granularity', 'torchlens.show_buffers', 'torchlens.hidden_buffer_count', 'torchlens.hidden_op_count', 'torchlens.node_count', 'torchlens.edge_count', 'torchlens.function_count', 'torchlens.omitted_value_count', 'torchlens.trace_op_count', 'torchlens.interventions', 'torchlens.torchlens_version')
+_D3 = {'type': 'string', 'minLength': 1, 'description': 'Says the artifact is a picture of a trace, not a runnable model.'}
+_D4 = {'type': 'string', 'pattern': '^[0-9]+\\.[0-9]+\\.[0-9]+(?![\\s\\S])', 'description': 'Version of these schemas the artifact was validated against.'}
 _P0 = re.compile('^[0-9]+\\.[0-9]+\\.[0-9]+(?![\\s\\S])').search
-_D4 = {'type': 'string', 'pattern': '^[0-9a-f]{32}(?![\\s\\S])', 'description': "The export id: 32 lowercase hex digits, the same in the artifact and in the companion the same export wrote (its model row of this name), so a pair can be matched. The first 32 hex digits of the sha256 of the artifact's bytes followed by the companion's bytes (the artifact's alone when no companion was written), each with this id replaced by 32 '0' characters: identical exports get identical ids. Absent from files written before tlnetron wrote it and by other tools."}
+_D5 = {'type': 'string', 'pattern': '^[0-9a-f]{32}(?![\\s\\S])', 'description': "The export id: 32 lowercase hex digits, the same in the artifact and in the companion the same export wrote (its model row of this name), so a pair can be matched. The first 32 hex digits of the sha256 of the artifact's bytes followed by the companion's bytes (the artifact's alone when no companion was written), each with this id replaced by 32 '0' characters: identical exports get identical ids. Absent from files written before tlnetron wrote it and by other tools."}
 _P1 = re.compile('^[0-9a-f]{32}(?![\\s\\S])').search
-_E5 = frozenset(('aborted_nonfinite', 'complete', 'failed', 'halted', 'unattested', 'unknown'))
-_D6 = {'description': "TorchLens' CaptureStatus, recorded verbatim.", 'enum': ['complete', 'halted', 'aborted_nonfinite', 'failed', 'unattested', 'unknown'], 'x-members': {'complete': 'The forward pass ran to its end under capture.', 'halted': 'Capture stopped at a requested frontier.', 'aborted_nonfinite': 'Capture aborted on a non-finite value.', 'failed': 'The forward pass raised under capture.', 'unattested': 'An intervention left the capture without a verdict.', 'unknown': 'TorchLens recorded no outcome.'}}
-_D7 = {'type': 'string', 'description': "TorchLens' reason for a capture outcome other than complete."}
-_E8 = frozenset(('no_verdict', 'not_verified', 'verified'))
-_D9 = {'description': "Whether TorchLens' completeness witness verified the capture.", 'enum': ['verified', 'not_verified', 'no_verdict'], 'x-members': {'verified': 'capture_verified is True.', 'not_verified': 'capture_verified is False.', 'no_verdict': 'capture_verified is None (the default capture runs no witness).'}}
-_D10 = {'type': 'boolean', 'x-tlnetron-encoding': 'json', 'description': 'True when shapes are hypotheses (no payloads captured).'}
-_D11 = {'type': 'string', 'description': "TorchLens' TraceState when it is not pristine."}
-_E12 = frozenset(('module', 'op', 'rolled'))
-_D13 = {'description': "How the trace is grouped into the artifact's graph.", 'enum': ['module', 'op', 'rolled'], 'x-members': {'module': 'Per-call FunctionProtos grouped at a module depth (default).', 'op': 'Every leaf op flat.', 'rolled': "Repeated passes merged by rolled identity (TorchLens' Layer)."}}
-_D14 = {'type': 'integer', 'minimum': 1, 'x-tlnetron-encoding': 'json', 'description': 'Module depth the root graph groups at (module view only).'}
-_D15 = {'type': 'string', 'description': 'Why the module view grouped at this depth.'}
-_D16 = {'type': 'integer', 'minimum': 0}
-_E17 = frozenset(('always', 'meaningful', 'never'))
-_D18 = {'description': 'Which buffer pseudo-ops (and counter-update chains) are drawn.', 'enum': ['never', 'meaningful', 'always'], 'x-members': {'never': 'Drop every buffer.', 'meaningful': 'Drop BatchNorm bookkeeping buffers (running_mean, running_var, num_batches_tracked) and the counter-update ops that only feed them (default).', 'always': 'Keep every buffer and op (the forensic view).'}}
-_D19 = {'type': 'array', 'items': {'$ref': '#/definitions/intervention'}, 'x-tlnetron-encoding': 'json', 'description': "TorchLens' intervention audit rows; empty when the trace was never edited."}
-_D20 = {'type': 'object', 'additionalProperties': False, 'required': ['kind', 'edit', 'selection', 'sites'], 'properties': {'kind': {'type': 'string'}, 'edit': {'type': 'string'}, 'selection': {'type': 'string'}, 'sites': {'type': 'integer', 'minimum': 0}}}
-_R21 = ('kind', 'edit', 'selection', 'sites')
-_D22 = {'type': 'string'}
-_D23 = {'type': 'array', 'items': {'$ref': 'urn:tlnetron:schema:vocabularies:1#/definitions/warning_code'}, 'uniqueItems': True, 'x-tlnetron-encoding': 'json', 'description': 'Codes of the warnings this export raised.'}
-_E24 = frozenset(('capture_incomplete', 'dtype_not_representable', 'function_limit_inlined', 'legibility_budget_exceeded', 'netron_app_expired', 'netron_filename_shadowed', 'onnx_checker_quadratic', 'serve_beyond_loopback', 'served_without_companion'))
-_D25 = {'description': "Stable codes of tlnetron's warnings (tlnetron.TlnetronWarning.code).", 'enum': ['legibility_budget_exceeded', 'dtype_not_representable', 'capture_incomplete', 'netron_filename_shadowed', 'function_limit_inlined', 'onnx_checker_quadratic', 'serve_beyond_loopback', 'netron_app_expired', 'served_without_companion'], 'x-members': {'legibility_budget_exceeded': 'The root graph is deeper than about 27 ranks: Netron draws a rope.', 'dtype_not_representable': 'A tensor dtype has no ONNX element type; its edges stay untyped and say why.', 'capture_incomplete': "The trace's capture outcome is not complete: the artifact shows what was captured.", 'netron_filename_shadowed': "The file name is one Netron hands to another format's reader first.", 'function_limit_inlined': 'The module view has more module calls than the ONNX checker allows functions (10,000); the deepest calls are drawn inline and counted in torchlens.inlined_call_count.', 'onnx_checker_quadratic': "The installed onnx (1.23 so far) full-checks model-local functions in time that grows with the square of their number, this module view has thousands, and the check could not run split into the same checks on small pieces (which tlnetron does for its own artifacts): the check dominates the export. onnx 1.22.0 runs the same check in linear time. About the exporter's environment, not the artifact: never recorded in it.", 'serve_beyond_loopback': 'tlnetron serve was bound to an address other machines can reach: anyone who reaches it can read the model.', 'netron_app_expired': 'The installed Netron web app is more than 180 days past its build date and will only ask to be updated.', 'served_without_companion': 'A memory-only serve (serve=True with no path) has no file for a companion to sit beside, so its page shows no metrics; said when it starts, with the remedy (give a path).'}}
-_D26 = {'type': 'string', 'description': 'Sum of observed op wall times, worded with its unit.'}
-_D27 = {'type': 'string', 'description': 'Sum of estimated forward FLOPs over ops that have an estimate, worded.'}
-_D28 = {'type': 'string', 'description': 'Sum of captured output-tensor bytes, worded.'}
-_E29 = frozenset(('identifier', 'trace'))
-_D30 = {'description': 'What the caller passed as baseline=.', 'enum': ['trace', 'identifier'], 'x-members': {'trace': 'A reference Trace: per-node diff facts and a JSON summary.', 'identifier': 'A string recorded verbatim; no per-node facts.'}}
-_D31 = {'type': ['string', 'object'], 'description': 'A string baseline verbatim (baseline_kind identifier) or the diff summary (baseline_kind trace; JSON text described by baseline-summary.schema.json).'}
-_K32 = ('torchlens.disclaimer', 'torchlens.schema_version', 'torchlens.export_id', 'torchlens.capture_outcome', 'torchlens.capture_outcome_reason', 'torchlens.capture_verified', 'torchlens.structure_only', 'torchlens.trace_state', 'torchlens.granularity', 'torchlens.depth', 'torchlens.depth_reason', 'torchlens.inlined_call_count', 'torchlens.show_buffers', 'torchlens.hidden_buffer_count', 'torchlens.hidden_op_count', 'torchlens.side_op_count', 'torchlens.run_count', 'torchlens.node_count', 'torchlens.edge_count', 'torchlens.function_count', 'torchlens.omitted_value_count', 'torchlens.trace_op_count', 'torchlens.interventions', 'torchlens.warnings', 'torchlens.root_ranks', 'torchlens.observed_duration_total', 'torchlens.estimated_flops_total', 'torchlens.captured_bytes_total', 'torchlens.baseline_kind', 'torchlens.baseline', 'torchlens.torchlens_version', 'torchlens.torch_version')
+_E6 = frozenset(('aborted_nonfinite', 'complete', 'failed', 'halted', 'unattested', 'unknown'))
+_D7 = {'description': "TorchLens' CaptureStatus, recorded verbatim.", 'enum': ['complete', 'halted', 'aborted_nonfinite', 'failed', 'unattested', 'unknown'], 'x-members': {'complete': 'The forward pass ran to its end under capture.', 'halted': 'Capture stopped at a requested frontier.', 'aborted_nonfinite': 'Capture aborted on a non-finite value.', 'failed': 'The forward pass raised under capture.', 'unattested': 'An intervention left the capture without a verdict.', 'unknown': 'TorchLens recorded no outcome.'}}
+_D8 = {'type': 'string', 'description': "TorchLens' reason for a capture outcome other than complete."}
+_E9 = frozenset(('no_verdict', 'not_verified', 'verified'))
+_D10 = {'description': "Whether TorchLens' completeness witness verified the capture.", 'enum': ['verified', 'not_verified', 'no_verdict'], 'x-members': {'verified': 'capture_verified is True.', 'not_verified': 'capture_verified is False.', 'no_verdict': 'capture_verified is None (the default capture runs no witness).'}}
+_D11 = {'type': 'boolean', 'x-tlnetron-encoding': 'json', 'description': 'True when shapes are hypotheses (no payloads captured).'}
+_D12 = {'type': 'string', 'description': "TorchLens' TraceState when it is not pristine."}
+_E13 = frozenset(('module', 'op', 'rolled'))
+_D14 = {'description': "How the trace is grouped into the artifact's graph.", 'enum': ['module', 'op', 'rolled'], 'x-members': {'module': 'Per-call FunctionProtos grouped at a module depth (default).', 'op': 'Every leaf op flat.', 'rolled': "Repeated passes merged by rolled identity (TorchLens' Layer)."}}
+_D15 = {'type': 'integer', 'minimum': 1, 'x-tlnetron-encoding': 'json', 'description': 'Module depth the root graph groups at (module view only).'}
+_D16 = {'type': 'string', 'description': 'Why the module view grouped at this depth.'}
+_D17 = {'type': 'integer', 'minimum': 0}
+_E18 = frozenset(('always', 'meaningful', 'never'))
+_D19 = {'description': 'Which buffer pseudo-ops (and counter-update chains) are drawn.', 'enum': ['never', 'meaningful', 'always'], 'x-members': {'never': 'Drop every buffer.', 'meaningful': 'Drop BatchNorm bookkeeping buffers (running_mean, running_var, num_batches_tracked) and the counter-update ops that only feed them (default).', 'always': 'Keep every buffer and op (the forensic view).'}}
+_D20 = {'type': 'array', 'items': {'$ref': '#/definitions/intervention'}, 'x-tlnetron-encoding': 'json', 'description': "TorchLens' intervention audit rows; empty when the trace was never edited."}
+_D21 = {'type': 'object', 'additionalProperties': False, 'required': ['kind', 'edit', 'selection', 'sites'], 'properties': {'kind': {'type': 'string'}, 'edit': {'type': 'string'}, 'selection': {'type': 'string'}, 'sites': {'type': 'integer', 'minimum': 0}}}
+_S22 = frozenset(('edit', 'kind', 'selection', 'sites'))
+_R23 = ('kind', 'edit', 'selection', 'sites')
+_D24 = {'type': 'string'}
+_D25 = {'type': 'array', 'items': {'$ref': 'urn:tlnetron:schema:vocabularies:1#/definitions/warning_code'}, 'uniqueItems': True, 'x-tlnetron-encoding': 'json', 'description': 'Codes of the warnings this export raised.'}
+_E26 = frozenset(('capture_incomplete', 'dtype_not_representable', 'function_limit_inlined', 'legibility_budget_exceeded', 'netron_app_expired', 'netron_filename_shadowed', 'onnx_checker_quadratic', 'serve_beyond_loopback', 'served_without_companion'))
+_D27 = {'description': "Stable codes of tlnetron's warnings (tlnetron.TlnetronWarning.code).", 'enum': ['legibility_budget_exceeded', 'dtype_not_representable', 'capture_incomplete', 'netron_filename_shadowed', 'function_limit_inlined', 'onnx_checker_quadratic', 'serve_beyond_loopback', 'netron_app_expired', 'served_without_companion'], 'x-members': {'legibility_budget_exceeded': 'The root graph is deeper than about 27 ranks: Netron draws a rope.', 'dtype_not_representable': 'A tensor dtype has no ONNX element type; its edges stay untyped and say why.', 'capture_incomplete': "The trace's capture outcome is not complete: the artifact shows what was captured.", 'netron_filename_shadowed': "The file name is one Netron hands to another format's reader first.", 'function_limit_inlined': 'The module view has more module calls than the ONNX checker allows functions (10,000); the deepest calls are drawn inline and counted in torchlens.inlined_call_count.', 'onnx_checker_quadratic': "The installed onnx (1.23 so far) full-checks model-local functions in time that grows with the square of their number, this module view has thousands, and the check could not run split into the same checks on small pieces (which tlnetron does for its own artifacts): the check dominates the export. onnx 1.22.0 runs the same check in linear time. About the exporter's environment, not the artifact: never recorded in it.", 'serve_beyond_loopback': 'tlnetron serve was bound to an address other machines can reach: anyone who reaches it can read the model.', 'netron_app_expired': 'The installed Netron web app is more than 180 days past its build date and will only ask to be updated.', 'served_without_companion': 'A memory-only serve (serve=True with no path) has no file for a companion to sit beside, so its page shows no metrics; said when it starts, with the remedy (give a path).'}}
+_D28 = {'type': 'string', 'description': 'Sum of observed op wall times, worded with its unit.'}
+_D29 = {'type': 'string', 'description': 'Sum of estimated forward FLOPs over ops that have an estimate, worded.'}
+_D30 = {'type': 'string', 'description': 'Sum of captured output-tensor bytes, worded.'}
+_E31 = frozenset(('identifier', 'trace'))
+_D32 = {'description': 'What the caller passed as baseline=.', 'enum': ['trace', 'identifier'], 'x-members': {'trace': 'A reference Trace: per-node diff facts and a JSON summary.', 'identifier': 'A string recorded verbatim; no per-node facts.'}}
+_D33 = {'type': ['string', 'object'], 'description': 'A string baseline verbatim (baseline_kind identifier) or the diff summary (baseline_kind trace; JSON text described by baseline-summary.schema.json).'}
 
 
 def _validate(data, path=('data',)):
-    if not (isinstance(data, dict)):
+    if not (data.__class__ is dict or isinstance(data, dict)):
         _fail('must be object', data, path, (), _D0, 'type')
     if True:
-        for key in _R1:
-            if key not in data:
-                _fail('must contain ' + str(sorted(k for k in _R1 if k not in data)) + ' properties', data, path, (), _D0, 'required')
-        for v1, v2 in data.items():
-            if v1 == 'torchlens.disclaimer':
-                if not (v2.__class__ is str or isinstance(v2, str)):
-                    _fail('must be string', v2, path, ('torchlens.disclaimer', ), _D2, 'type')
+        try:
+            v1 = data['torchlens.disclaimer']
+            v2 = data['torchlens.schema_version']
+            v3 = data['torchlens.capture_outcome']
+            v4 = data['torchlens.capture_verified']
+            v5 = data['torchlens.structure_only']
+            v6 = data['torchlens.granularity']
+            v7 = data['torchlens.show_buffers']
+            v8 = data['torchlens.hidden_buffer_count']
+            v9 = data['torchlens.hidden_op_count']
+            v10 = data['torchlens.node_count']
+            v11 = data['torchlens.edge_count']
+            v12 = data['torchlens.function_count']
+            v13 = data['torchlens.omitted_value_count']
+            v14 = data['torchlens.trace_op_count']
+            v15 = data['torchlens.interventions']
+            v16 = data['torchlens.torchlens_version']
+        except KeyError:
+            _fail('must contain ' + str(sorted(k for k in _R2 if k not in data)) + ' properties', data, path, (), _D0, 'required')
+        if len(data) != 16 and not data.keys() <= _S1:
+            _fail('must not contain ' + str(sorted(k for k in data if k not in _S1)) + ' properties', data, path, (), _D0, 'additionalProperties')
+        if not (v1.__class__ is str or isinstance(v1, str)):
+            _fail('must be string', v1, path, ('torchlens.disclaimer', ), _D3, 'type')
+        if True:
+            v17 = len(v1)
+            if v17 < 1:
+                _fail('must be longer than or equal to 1 characters', v1, path, ('torchlens.disclaimer', ), _D3, 'minLength')
+        if not (v2.__class__ is str or isinstance(v2, str)):
+            _fail('must be string', v2, path, ('torchlens.schema_version', ), _D4, 'type')
+        if True:
+            if _P0(v2) is None:
+                _fail('must match pattern ^[0-9]+\\.[0-9]+\\.[0-9]+(?![\\s\\S])', v2, path, ('torchlens.schema_version', ), _D4, 'pattern')
+        if 'torchlens.export_id' in data:
+            v18 = data['torchlens.export_id']
+            if not (v18.__class__ is str or isinstance(v18, str)):
+                _fail('must be string', v18, path, ('torchlens.export_id', ), _D5, 'type')
+            if True:
+                if _P1(v18) is None:
+                    _fail('must match pattern ^[0-9a-f]{32}(?![\\s\\S])', v18, path, ('torchlens.export_id', ), _D5, 'pattern')
+        if not (v3.__class__ is str or isinstance(v3, str)) or v3 not in _E6:
+            _fail("must be one of ['complete', 'halted', 'aborted_nonfinite', 'failed', 'unattested', 'unknown']", v3, path, ('torchlens.capture_outcome', ), _D7, 'enum')
+        if 'torchlens.capture_outcome_reason' in data:
+            v19 = data['torchlens.capture_outcome_reason']
+            if not (v19.__class__ is str or isinstance(v19, str)):
+                _fail('must be string', v19, path, ('torchlens.capture_outcome_reason', ), _D8, 'type')
+        if not (v4.__class__ is str or isinstance(v4, str)) or v4 not in _E9:
+            _fail("must be one of ['verified', 'not_verified', 'no_verdict']", v4, path, ('torchlens.capture_verified', ), _D10, 'enum')
+        if not (v5 is True or v5 is False):
+            _fail('must be boolean', v5, path, ('torchlens.structure_only', ), _D11, 'type')
+        if 'torchlens.trace_state' in data:
+            v20 = data['torchlens.trace_state']
+            if not (v20.__class__ is str or isinstance(v20, str)):
+                _fail('must be string', v20, path, ('torchlens.trace_state', ), _D12, 'type')
+        if not (v6.__class__ is str or isinstance(v6, str)) or v6 not in _E13:
+            _fail("must be one of ['module', 'op', 'rolled']", v6, path, ('torchlens.granularity', ), _D14, 'enum')
+        if 'torchlens.depth' in data:
+            v21 = data['torchlens.depth']
+            if not (v21.__class__ is int or _is_integer(v21)):
+                _fail('must be integer', v21, path, ('torchlens.depth', ), _D15, 'type')
+            if _is_number(v21) and v21 < 1:
+                _fail('must be bigger than or equal to 1', v21, path, ('torchlens.depth', ), _D15, 'minimum')
+        if 'torchlens.depth_reason' in data:
+            v22 = data['torchlens.depth_reason']
+            if not (v22.__class__ is str or isinstance(v22, str)):
+                _fail('must be string', v22, path, ('torchlens.depth_reason', ), _D16, 'type')
+        if 'torchlens.inlined_call_count' in data:
+            v23 = data['torchlens.inlined_call_count']
+            if not (v23.__class__ is int or _is_integer(v23)):
+                _fail('must be integer', v23, path, ('torchlens.inlined_call_count', ), _D17, 'type')
+            if _is_number(v23) and v23 < 0:
+                _fail('must be bigger than or equal to 0', v23, path, ('torchlens.inlined_call_count', ), _D17, 'minimum')
+        if not (v7.__class__ is str or isinstance(v7, str)) or v7 not in _E18:
+            _fail("must be one of ['never', 'meaningful', 'always']", v7, path, ('torchlens.show_buffers', ), _D19, 'enum')
+        if not (v8.__class__ is int or _is_integer(v8)):
+            _fail('must be integer', v8, path, ('torchlens.hidden_buffer_count', ), _D17, 'type')
+        if _is_number(v8) and v8 < 0:
+            _fail('must be bigger than or equal to 0', v8, path, ('torchlens.hidden_buffer_count', ), _D17, 'minimum')
+        if not (v9.__class__ is int or _is_integer(v9)):
+            _fail('must be integer', v9, path, ('torchlens.hidden_op_count', ), _D17, 'type')
+        if _is_number(v9) and v9 < 0:
+            _fail('must be bigger than or equal to 0', v9, path, ('torchlens.hidden_op_count', ), _D17, 'minimum')
+        if 'torchlens.side_op_count' in data:
+            v24 = data['torchlens.side_op_count']
+            if not (v24.__class__ is int or _is_integer(v24)):
+                _fail('must be integer', v24, path, ('torchlens.side_op_count', ), _D17, 'type')
+            if _is_number(v24) and v24 < 0:
+                _fail('must be bigger than or equal to 0', v24, path, ('torchlens.side_op_count', ), _D17, 'minimum')
+        if 'torchlens.run_count' in data:
+            v25 = data['torchlens.run_count']
+            if not (v25.__class__ is int or _is_integer(v25)):
+                _fail('must be integer', v25, path, ('torchlens.run_count', ), _D17, 'type')
+            if _is_number(v25) and v25 < 0:
+                _fail('must be bigger than or equal to 0', v25, path, ('torchlens.run_count', ), _D17, 'minimum')
+        if not (v10.__class__ is int or _is_integer(v10)):
+            _fail('must be integer', v10, path, ('torchlens.node_count', ), _D17, 'type')
+        if _is_number(v10) and v10 < 0:
+            _fail('must be bigger than or equal to 0', v10, path, ('torchlens.node_count', ), _D17, 'minimum')
+        if not (v11.__class__ is int or _is_integer(v11)):
+            _fail('must be integer', v11, path, ('torchlens.edge_count', ), _D17, 'type')
+        if _is_number(v11) and v11 < 0:
+            _fail('must be bigger than or equal to 0', v11, path, ('torchlens.edge_count', ), _D17, 'minimum')
+        if not (v12.__class__ is int or _is_integer(v12)):
+            _fail('must be integer', v12, path, ('torchlens.function_count', ), _D17, 'type')
+        if _is_number(v12) and v12 < 0:
+            _fail('must be bigger than or equal to 0', v12, path, ('torchlens.function_count', ), _D17, 'minimum')
+        if not (v13.__class__ is int or _is_integer(v13)):
+            _fail('must be integer', v13, path, ('torchlens.omitted_value_count', ), _D17, 'type')
+        if _is_number(v13) and v13 < 0:
+            _fail('must be bigger than or equal to 0', v13, path, ('torchlens.omitted_value_count', ), _D17, 'minimum')
+        if not (v14.__class__ is int or _is_integer(v14)):
+            _fail('must be integer', v14, path, ('torchlens.trace_op_count', ), _D17, 'type')
+        if _is_number(v14) and v14 < 0:
+            _fail('must be bigger than or equal to 0', v14, path, ('torchlens.trace_op_count', ), _D17, 'minimum')
+        if not (v15.__class__ is list or isinstance(v15, (list, tuple))):
+            _fail('must be array', v15, path, ('torchlens.interventions', ), _D20, 'type')
+        if True:
+            for v26, v27 in enumerate(v15):
+                if not (v27.__class__ is dict or isinstance(v27, dict)):
+                    _fail('must be object', v27, path, ('torchlens.interventions', v26, ), _D21, 'type')
                 if True:
-                    v3 = len(v2)
-                    if v3 < 1:
-                        _fail('must be longer than or equal to 1 characters', v2, path, ('torchlens.disclaimer', ), _D2, 'minLength')
-            elif v1 == 'torchlens.schema_version':
-                if not (v2.__class__ is str or isinstance(v2, str)):
-                    _fail('must be string', v2, path, ('torchlens.schema_version', ), _D3, 'type')
-                if True:
-                    if _P0(v2) is None:
-                        _fail('must match pattern ^[0-9]+\\.[0-9]+\\.[0-9]+(?![\\s\\S])', v2, path, ('torchlens.schema_version', ), _D3, 'pattern')
-            elif v1 == 'torchlens.export_id':
-                if not (v2.__class__ is str or isinstance(v2, str)):
-                    _fail('must be string', v2, path, ('torchlens.export_id', ), _D4, 'type')
-                if True:
-                    if _P1(v2) is None:
-                        _fail('must match pattern ^[0-9a-f]{32}(?![\\s\\S])', v2, path, ('torchlens.export_id', ), _D4, 'pattern')
-            elif v1 == 'torchlens.capture_outcome':
-                if not (v2.__class__ is str or isinstance(v2, str)) or v2 not in _E5:
-                    _fail("must be one of ['complete', 'halted', 'aborted_nonfinite', 'failed', 'unattested', 'unknown']", v2, path, ('torchlens.capture_outcome', ), _D6, 'enum')
-            elif v1 == 'torchlens.capture_outcome_reason':
-                if not (v2.__class__ is str or isinstance(v2, str)):
-                    _fail('must be string', v2, path, ('torchlens.capture_outcome_reason', ), _D7, 'type')
-            elif v1 == 'torchlens.capture_verified':
-                if not (v2.__class__ is str or isinstance(v2, str)) or v2 not in _E8:
-                    _fail("must be one of ['verified', 'not_verified', 'no_verdict']", v2, path, ('torchlens.capture_verified', ), _D9, 'enum')
-            elif v1 == 'torchlens.structure_only':
-                if not (v2 is True or v2 is False):
-                    _fail('must be boolean', v2, path, ('torchlens.structure_only', ), _D10, 'type')
-            elif v1 == 'torchlens.trace_state':
-                if not (v2.__class__ is str or isinstance(v2, str)):
-                    _fail('must be string', v2, path, ('torchlens.trace_state', ), _D11, 'type')
-            elif v1 == 'torchlens.granularity':
-                if not (v2.__class__ is str or isinstance(v2, str)) or v2 not in _E12:
-                    _fail("must be one of ['module', 'op', 'rolled']", v2, path, ('torchlens.granularity', ), _D13, 'enum')
-            elif v1 == 'torchlens.depth':
-                if not (v2.__class__ is int or _is_integer(v2)):
-                    _fail('must be integer', v2, path, ('torchlens.depth', ), _D14, 'type')
-                if _is_number(v2) and v2 < 1:
-                    _fail('must be bigger than or equal to 1', v2, path, ('torchlens.depth', ), _D14, 'minimum')
-            elif v1 == 'torchlens.depth_reason':
-                if not (v2.__class__ is str or isinstance(v2, str)):
-                    _fail('must be string', v2, path, ('torchlens.depth_reason', ), _D15, 'type')
-            elif v1 == 'torchlens.inlined_call_count':
-                if not (v2.__class__ is int or _is_integer(v2)):
-                    _fail('must be integer', v2, path, ('torchlens.inlined_call_count', ), _D16, 'type')
-                if _is_number(v2) and v2 < 0:
-                    _fail('must be bigger than or equal to 0', v2, path, ('torchlens.inlined_call_count', ), _D16, 'minimum')
-            elif v1 == 'torchlens.show_buffers':
-                if not (v2.__class__ is str or isinstance(v2, str)) or v2 not in _E17:
-                    _fail("must be one of ['never', 'meaningful', 'always']", v2, path, ('torchlens.show_buffers', ), _D18, 'enum')
-            elif v1 == 'torchlens.hidden_buffer_count':
-                if not (v2.__class__ is int or _is_integer(v2)):
-                    _fail('must be integer', v2, path, ('torchlens.hidden_buffer_count', ), _D16, 'type')
-                if _is_number(v2) and v2 < 0:
-                    _fail('must be bigger than or equal to 0', v2, path, ('torchlens.hidden_buffer_count', ), _D16, 'minimum')
-            elif v1 == 'torchlens.hidden_op_count':
-                if not (v2.__class__ is int or _is_integer(v2)):
-                    _fail('must be integer', v2, path, ('torchlens.hidden_op_count', ), _D16, 'type')
-                if _is_number(v2) and v2 < 0:
-                    _fail('must be bigger than or equal to 0', v2, path, ('torchlens.hidden_op_count', ), _D16, 'minimum')
-            elif v1 == 'torchlens.side_op_count':
-                if not (v2.__class__ is int or _is_integer(v2)):
-                    _fail('must be integer', v2, path, ('torchlens.side_op_count', ), _D16, 'type')
-                if _is_number(v2) and v2 < 0:
-                    _fail('must be bigger than or equal to 0', v2, path, ('torchlens.side_op_count', ), _D16, 'minimum')
-            elif v1 == 'torchlens.run_count':
-                if not (v2.__class__ is int or _is_integer(v2)):
-                    _fail('must be integer', v2, path, ('torchlens.run_count', ), _D16, 'type')
-                if _is_number(v2) and v2 < 0:
-                    _fail('must be bigger than or equal to 0', v2, path, ('torchlens.run_count', ), _D16, 'minimum')
-            elif v1 == 'torchlens.node_count':
-                if not (v2.__class__ is int or _is_integer(v2)):
-                    _fail('must be integer', v2, path, ('torchlens.node_count', ), _D16, 'type')
-                if _is_number(v2) and v2 < 0:
-                    _fail('must be bigger than or equal to 0', v2, path, ('torchlens.node_count', ), _D16, 'minimum')
-            elif v1 == 'torchlens.edge_count':
-                if not (v2.__class__ is int or _is_integer(v2)):
-                    _fail('must be integer', v2, path, ('torchlens.edge_count', ), _D16, 'type')
-                if _is_number(v2) and v2 < 0:
-                    _fail('must be bigger than or equal to 0', v2, path, ('torchlens.edge_count', ), _D16, 'minimum')
-            elif v1 == 'torchlens.function_count':
-                if not (v2.__class__ is int or _is_integer(v2)):
-                    _fail('must be integer', v2, path, ('torchlens.function_count', ), _D16, 'type')
-                if _is_number(v2) and v2 < 0:
-                    _fail('must be bigger than or equal to 0', v2, path, ('torchlens.function_count', ), _D16, 'minimum')
-            elif v1 == 'torchlens.omitted_value_count':
-                if not (v2.__class__ is int or _is_integer(v2)):
-                    _fail('must be integer', v2, path, ('torchlens.omitted_value_count', ), _D16, 'type')
-                if _is_number(v2) and v2 < 0:
-                    _fail('must be bigger than or equal to 0', v2, path, ('torchlens.omitted_value_count', ), _D16, 'minimum')
-            elif v1 == 'torchlens.trace_op_count':
-                if not (v2.__class__ is int or _is_integer(v2)):
-                    _fail('must be integer', v2, path, ('torchlens.trace_op_count', ), _D16, 'type')
-                if _is_number(v2) and v2 < 0:
-                    _fail('must be bigger than or equal to 0', v2, path, ('torchlens.trace_op_count', ), _D16, 'minimum')
-            elif v1 == 'torchlens.interventions':
-                if not (isinstance(v2, (list, tuple))):
-                    _fail('must be array', v2, path, ('torchlens.interventions', ), _D19, 'type')
-                if True:
-                    for v4, v5 in enumerate(v2):
-                        if not (isinstance(v5, dict)):
-                            _fail('must be object', v5, path, ('torchlens.interventions', v4, ), _D20, 'type')
-                        if True:
-                            for key in _R21:
-                                if key not in v5:
-                                    _fail('must contain ' + str(sorted(k for k in _R21 if k not in v5)) + ' properties', v5, path, ('torchlens.interventions', v4, ), _D20, 'required')
-                            for v6, v7 in v5.items():
-                                if v6 == 'kind':
-                                    if not (v7.__class__ is str or isinstance(v7, str)):
-                                        _fail('must be string', v7, path, ('torchlens.interventions', v4, 'kind', ), _D22, 'type')
-                                elif v6 == 'edit':
-                                    if not (v7.__class__ is str or isinstance(v7, str)):
-                                        _fail('must be string', v7, path, ('torchlens.interventions', v4, 'edit', ), _D22, 'type')
-                                elif v6 == 'selection':
-                                    if not (v7.__class__ is str or isinstance(v7, str)):
-                                        _fail('must be string', v7, path, ('torchlens.interventions', v4, 'selection', ), _D22, 'type')
-                                elif v6 == 'sites':
-                                    if not (v7.__class__ is int or _is_integer(v7)):
-                                        _fail('must be integer', v7, path, ('torchlens.interventions', v4, 'sites', ), _D16, 'type')
-                                    if _is_number(v7) and v7 < 0:
-                                        _fail('must be bigger than or equal to 0', v7, path, ('torchlens.interventions', v4, 'sites', ), _D16, 'minimum')
-                                else:
-                                    _fail('must not contain ' + str(sorted(k for k in v5 if k not in _R21)) + ' properties', v5, path, ('torchlens.interventions', v4, ), _D20, 'additionalProperties')
-            elif v1 == 'torchlens.warnings':
-                if not (isinstance(v2, (list, tuple))):
-                    _fail('must be array', v2, path, ('torchlens.warnings', ), _D23, 'type')
-                if True:
-                    for v8, v9 in enumerate(v2):
-                        if not (v9.__class__ is str or isinstance(v9, str)) or v9 not in _E24:
-                            _fail("must be one of ['legibility_budget_exceeded', 'dtype_not_representable', 'capture_incomplete', 'netron_filename_shadowed', 'function_limit_inlined', 'onnx_checker_quadratic', 'serve_beyond_loopback', 'netron_app_expired', 'served_without_companion']", v9, path, ('torchlens.warnings', v8, ), _D25, 'enum')
-                    if len({_json_key(x) for x in v2}) != len(v2):
-                        _fail('must contain unique items', v2, path, ('torchlens.warnings', ), _D23, 'uniqueItems')
-            elif v1 == 'torchlens.root_ranks':
-                if not (v2.__class__ is int or _is_integer(v2)):
-                    _fail('must be integer', v2, path, ('torchlens.root_ranks', ), _D16, 'type')
-                if _is_number(v2) and v2 < 0:
-                    _fail('must be bigger than or equal to 0', v2, path, ('torchlens.root_ranks', ), _D16, 'minimum')
-            elif v1 == 'torchlens.observed_duration_total':
-                if not (v2.__class__ is str or isinstance(v2, str)):
-                    _fail('must be string', v2, path, ('torchlens.observed_duration_total', ), _D26, 'type')
-            elif v1 == 'torchlens.estimated_flops_total':
-                if not (v2.__class__ is str or isinstance(v2, str)):
-                    _fail('must be string', v2, path, ('torchlens.estimated_flops_total', ), _D27, 'type')
-            elif v1 == 'torchlens.captured_bytes_total':
-                if not (v2.__class__ is str or isinstance(v2, str)):
-                    _fail('must be string', v2, path, ('torchlens.captured_bytes_total', ), _D28, 'type')
-            elif v1 == 'torchlens.baseline_kind':
-                if not (v2.__class__ is str or isinstance(v2, str)) or v2 not in _E29:
-                    _fail("must be one of ['trace', 'identifier']", v2, path, ('torchlens.baseline_kind', ), _D30, 'enum')
-            elif v1 == 'torchlens.baseline':
-                if not (v2.__class__ is str or isinstance(v2, str) or isinstance(v2, dict)):
-                    _fail('must be string or object', v2, path, ('torchlens.baseline', ), _D31, 'type')
-            elif v1 == 'torchlens.torchlens_version':
-                if not (v2.__class__ is str or isinstance(v2, str)):
-                    _fail('must be string', v2, path, ('torchlens.torchlens_version', ), _D22, 'type')
-            elif v1 == 'torchlens.torch_version':
-                if not (v2.__class__ is str or isinstance(v2, str)):
-                    _fail('must be string', v2, path, ('torchlens.torch_version', ), _D22, 'type')
-            else:
-                _fail('must not contain ' + str(sorted(k for k in data if k not in _K32)) + ' properties', data, path, (), _D0, 'additionalProperties')
+                    try:
+                        v28 = v27['kind']
+                        v29 = v27['edit']
+                        v30 = v27['selection']
+                        v31 = v27['sites']
+                    except KeyError:
+                        _fail('must contain ' + str(sorted(k for k in _R23 if k not in v27)) + ' properties', v27, path, ('torchlens.interventions', v26, ), _D21, 'required')
+                    if len(v27) != 4 and not v27.keys() <= _S22:
+                        _fail('must not contain ' + str(sorted(k for k in v27 if k not in _S22)) + ' properties', v27, path, ('torchlens.interventions', v26, ), _D21, 'additionalProperties')
+                    if not (v28.__class__ is str or isinstance(v28, str)):
+                        _fail('must be string', v28, path, ('torchlens.interventions', v26, 'kind', ), _D24, 'type')
+                    if not (v29.__class__ is str or isinstance(v29, str)):
+                        _fail('must be string', v29, path, ('torchlens.interventions', v26, 'edit', ), _D24, 'type')
+                    if not (v30.__class__ is str or isinstance(v30, str)):
+                        _fail('must be string', v30, path, ('torchlens.interventions', v26, 'selection', ), _D24, 'type')
+                    if not (v31.__class__ is int or _is_integer(v31)):
+                        _fail('must be integer', v31, path, ('torchlens.interventions', v26, 'sites', ), _D17, 'type')
+                    if _is_number(v31) and v31 < 0:
+                        _fail('must be bigger than or equal to 0', v31, path, ('torchlens.interventions', v26, 'sites', ), _D17, 'minimum')
+        if 'torchlens.warnings' in data:
+            v32 = data['torchlens.warnings']
+            if not (v32.__class__ is list or isinstance(v32, (list, tuple))):
+                _fail('must be array', v32, path, ('torchlens.warnings', ), _D25, 'type')
+            if True:
+                for v33, v34 in enumerate(v32):
+                    if not (v34.__class__ is str or isinstance(v34, str)) or v34 not in _E26:
+                        _fail("must be one of ['legibility_budget_exceeded', 'dtype_not_representable', 'capture_incomplete', 'netron_filename_shadowed', 'function_limit_inlined', 'onnx_checker_quadratic', 'serve_beyond_loopback', 'netron_app_expired', 'served_without_companion']", v34, path, ('torchlens.warnings', v33, ), _D27, 'enum')
+                if len({_json_key(x) for x in v32}) != len(v32):
+                    _fail('must contain unique items', v32, path, ('torchlens.warnings', ), _D25, 'uniqueItems')
+        if 'torchlens.root_ranks' in data:
+            v35 = data['torchlens.root_ranks']
+            if not (v35.__class__ is int or _is_integer(v35)):
+                _fail('must be integer', v35, path, ('torchlens.root_ranks', ), _D17, 'type')
+            if _is_number(v35) and v35 < 0:
+                _fail('must be bigger than or equal to 0', v35, path, ('torchlens.root_ranks', ), _D17, 'minimum')
+        if 'torchlens.observed_duration_total' in data:
+            v36 = data['torchlens.observed_duration_total']
+            if not (v36.__class__ is str or isinstance(v36, str)):
+                _fail('must be string', v36, path, ('torchlens.observed_duration_total', ), _D28, 'type')
+        if 'torchlens.estimated_flops_total' in data:
+            v37 = data['torchlens.estimated_flops_total']
+            if not (v37.__class__ is str or isinstance(v37, str)):
+                _fail('must be string', v37, path, ('torchlens.estimated_flops_total', ), _D29, 'type')
+        if 'torchlens.captured_bytes_total' in data:
+            v38 = data['torchlens.captured_bytes_total']
+            if not (v38.__class__ is str or isinstance(v38, str)):
+                _fail('must be string', v38, path, ('torchlens.captured_bytes_total', ), _D30, 'type')
+        if 'torchlens.baseline_kind' in data:
+            v39 = data['torchlens.baseline_kind']
+            if not (v39.__class__ is str or isinstance(v39, str)) or v39 not in _E31:
+                _fail("must be one of ['trace', 'identifier']", v39, path, ('torchlens.baseline_kind', ), _D32, 'enum')
+        if 'torchlens.baseline' in data:
+            v40 = data['torchlens.baseline']
+            if not (v40.__class__ is str or v40.__class__ is dict or isinstance(v40, str) or isinstance(v40, dict)):
+                _fail('must be string or object', v40, path, ('torchlens.baseline', ), _D33, 'type')
+        if not (v16.__class__ is str or isinstance(v16, str)):
+            _fail('must be string', v16, path, ('torchlens.torchlens_version', ), _D24, 'type')
+        if 'torchlens.torch_version' in data:
+            v41 = data['torchlens.torch_version']
+            if not (v41.__class__ is str or isinstance(v41, str)):
+                _fail('must be string', v41, path, ('torchlens.torch_version', ), _D24, 'type')
     return data
 
 

@@ -17,389 +17,425 @@ import re
 from ._runtime import _fail, _is_integer, _is_number
 
 _D0 = {'$schema': 'http://json-schema.org/draft-07/schema#', '$id': 'urn:tlnetron:schema:node-properties:1', 'title': 'tlnetron node attributes and node metadataProps', 'description': "What one exported NodeProto carries for Netron's Node Properties panel: its attributes (each with its ONNX attribute type, x-onnx-type) and its metadataProps (all text). Wording contract: durations are observed, FLOPs are estimates, bytes are captured-tensor bytes, module totals say inclusive, and a fact that does not apply is absent, never zero.", 'version': '1.0.0', 'type': 'object', 'additionalProperties': False, 'required': ['role', 'attributes', 'metadata'], 'definitions': {'text': {'type': 'string', 'minLength': 1, 'maxLength': 2000}, 'line': {'type': 'string', 'minLength': 1, 'maxLength': 2000, 'pattern': '^[^\\n\\r]*(?![\\s\\S])'}, 'positive': {'type': 'integer', 'minimum': 1}, 'index': {'type': 'integer', 'minimum': 0}}, 'properties': {'role': {'$ref': 'urn:tlnetron:schema:vocabularies:1#/definitions/node_role'}, 'attributes': {'type': 'object', 'additionalProperties': False, 'properties': {'function': {'$ref': '#/definitions/line', 'x-onnx-type': 'STRING', 'description': 'The torch function TorchLens wrapped (qualified name).'}, 'module_path': {'$ref': '#/definitions/line', 'x-onnx-type': 'STRING', 'description': 'Address of the innermost module (op), of the called module (module call), or of the container whose calls a run holds (module run, e.g. model.layers). Deliberately not named module.'}, 'class_name': {'$ref': '#/definitions/line', 'x-onnx-type': 'STRING', 'description': 'The nn.Module class of a module call, or of every call in a run.'}, 'call_index': {'$ref': '#/definitions/positive', 'x-onnx-type': 'INT', 'description': 'Which call of the module this node draws (1-based).'}, 'run_calls': {'$ref': '#/definitions/positive', 'x-onnx-type': 'INT', 'description': 'How many module calls a run holds (its box reads Class ×N); a module call whose body is exactly such a run carries it too.'}, 'run_first': {'$ref': '#/definitions/line', 'x-onnx-type': 'STRING', 'description': 'TorchLens label of the first call in the run (log[label] finds its output op).'}, 'run_last': {'$ref': '#/definitions/line', 'x-onnx-type': 'STRING', 'description': 'TorchLens label of the last call in the run.'}, 'num_params': {'$ref': '#/definitions/positive', 'x-onnx-type': 'INT', 'description': 'Parameter elements feeding the op, or owned by the called module including submodules. Absent when none.'}, 'params': {'$ref': '#/definitions/text', 'x-onnx-type': 'STRING', 'description': 'Parameters feeding the op with their shapes.'}, 'layer': {'$ref': '#/definitions/line', 'x-onnx-type': 'STRING', 'description': 'TorchLens layer label (rolled identity) when it differs from the node name.'}, 'pass': {'$ref': '#/definitions/positive', 'x-onnx-type': 'INT', 'description': 'Pass index of this op within its layer, when the layer ran more than once.'}, 'passes': {'$ref': '#/definitions/positive', 'x-onnx-type': 'INT', 'description': 'How many passes the layer ran (shown when more than one).'}, 'multi_output_index': {'$ref': '#/definitions/index', 'x-onnx-type': 'INT', 'description': 'Position of this output among the outputs of one multi-output call.'}, 'buffer_address': {'$ref': '#/definitions/line', 'x-onnx-type': 'STRING', 'description': 'Address of the buffer a buffer pseudo-op reads or writes.'}, 'buffer_access': {'enum': ['read', 'write (inplace)', 'write (fused)', 'write'], 'x-onnx-type': 'STRING', 'description': 'Whether a buffer pseudo-op reads or writes the buffer.'}, 'untyped_output': {'$ref': '#/definitions/text', 'x-onnx-type': 'STRING', 'description': 'Why the output edge carries no shape (a dtype with no ONNX element type, or shapes that differ across passes).'}, 'shape_variants': {'$ref': '#/definitions/text', 'x-onnx-type': 'STRING', 'description': 'Rolled view: the output shape of each pass, when passes disagree.'}, 'dtype_variants': {'$ref': '#/definitions/text', 'x-onnx-type': 'STRING', 'description': 'Rolled view: the output dtype of each pass, when passes disagree.'}, 'recurrence': {'$ref': '#/definitions/text', 'x-onnx-type': 'STRING', 'description': 'Rolled view: feedback from later passes, disclosed instead of drawn (a drawn feedback edge is a cycle the checker rejects).'}, 'hidden': {'$ref': '#/definitions/text', 'x-onnx-type': 'STRING', 'description': 'What the buffer policy left out inside a module call.'}, 'structure_field': {'$ref': '#/definitions/line', 'x-onnx-type': 'STRING', 'description': "Structure node: the field of the model's returned structure its tensors belong to (logits, cache, output[0])."}, 'tensor_count': {'$ref': '#/definitions/positive', 'x-onnx-type': 'INT', 'description': 'Structure node: how many traced tensors it gathers.'}, 'paths': {'$ref': '#/definitions/text', 'x-onnx-type': 'STRING', 'description': 'Structure node: where each tensor sits in the returned structure (TorchLens io_role paths, runs of indices written a..b).'}, 'shapes': {'$ref': '#/definitions/text', 'x-onnx-type': 'STRING', 'description': "Structure node: the tensors' dtypes and shapes, each with how many tensors have it."}}}, 'metadata': {'type': 'object', 'additionalProperties': False, 'properties': {'input_names': {'type': 'string', 'pattern': "^\\['[^'\\n]*'(, '[^'\\n]*')*\\](?![\\s\\S])", 'description': "Netron's input port naming hook (Python list repr, single quotes); Netron consumes it."}, 'observed_duration': {'$ref': '#/definitions/line', 'description': 'Observed wall time of the wrapped call (rolled view: summed over passes, per-pass time beside it), worded with its unit.'}, 'estimated_flops': {'$ref': '#/definitions/line', 'description': "Estimated forward FLOPs (TorchLens' rule); absent when no rule applies."}, 'captured_bytes': {'$ref': '#/definitions/line', 'description': 'Bytes of the captured output tensor.'}, 'inclusive_time': {'$ref': '#/definitions/line', 'description': 'Module call or run: observed time of every op inside, inclusive.'}, 'inclusive_flops': {'$ref': '#/definitions/line', 'description': 'Module call or run: estimated FLOPs of every op inside, inclusive.'}, 'inclusive_bytes': {'$ref': '#/definitions/line', 'description': 'Module call or run: captured bytes of every op inside, inclusive.'}, 'inclusive_ops': {'$ref': '#/definitions/line', 'description': 'Module call or run: ops inside, inclusive.'}, 'torchlens.diff.status': {'$ref': 'urn:tlnetron:schema:vocabularies:1#/definitions/diff_status'}, 'torchlens.diff.max_abs_delta': {'$ref': '#/definitions/line'}, 'torchlens.diff.reference_label': {'$ref': '#/definitions/line'}, 'torchlens.diff.verdict': {'$ref': '#/definitions/line'}, 'torchlens.diff.detail': {'$ref': '#/definitions/text'}, 'torchlens.diff.row_counts': {'$ref': '#/definitions/line'}}}}}
-_R1 = ('role', 'attributes', 'metadata')
-_E2 = frozenset(('buffer', 'input', 'layer', 'module_call', 'module_run', 'op', 'output', 'structure'))
-_D3 = {'description': 'What an exported node stands for.', 'enum': ['op', 'layer', 'module_call', 'module_run', 'structure', 'buffer', 'input', 'output'], 'x-members': {'op': 'One TorchLens op (one pass).', 'layer': 'One TorchLens Layer: every pass of an op merged (rolled view).', 'module_call': 'One call of an nn.Module, drawn as a FunctionProto call (module view).', 'module_run': 'A run of repeated module calls drawn as one box calling a FunctionProto in ai.torchlens.run (module view); its facts are inclusive sums over the calls.', 'structure': "A structure node (ai.torchlens.structure): tensors bound for one field of the model's returned structure, gathered into one output.", 'buffer': 'A buffer read or write pseudo-op.', 'input': 'A model input whose shape is not known (ONNX graph inputs must state one), drawn as a node instead.', 'output': 'A model output that needs its own node: it repeats another output, is a model input, or has no statable shape (ONNX graph outputs must state one).'}}
-_D4 = {'type': 'object', 'additionalProperties': False, 'properties': {'function': {'$ref': '#/definitions/line', 'x-onnx-type': 'STRING', 'description': 'The torch function TorchLens wrapped (qualified name).'}, 'module_path': {'$ref': '#/definitions/line', 'x-onnx-type': 'STRING', 'description': 'Address of the innermost module (op), of the called module (module call), or of the container whose calls a run holds (module run, e.g. model.layers). Deliberately not named module.'}, 'class_name': {'$ref': '#/definitions/line', 'x-onnx-type': 'STRING', 'description': 'The nn.Module class of a module call, or of every call in a run.'}, 'call_index': {'$ref': '#/definitions/positive', 'x-onnx-type': 'INT', 'description': 'Which call of the module this node draws (1-based).'}, 'run_calls': {'$ref': '#/definitions/positive', 'x-onnx-type': 'INT', 'description': 'How many module calls a run holds (its box reads Class ×N); a module call whose body is exactly such a run carries it too.'}, 'run_first': {'$ref': '#/definitions/line', 'x-onnx-type': 'STRING', 'description': 'TorchLens label of the first call in the run (log[label] finds its output op).'}, 'run_last': {'$ref': '#/definitions/line', 'x-onnx-type': 'STRING', 'description': 'TorchLens label of the last call in the run.'}, 'num_params': {'$ref': '#/definitions/positive', 'x-onnx-type': 'INT', 'description': 'Parameter elements feeding the op, or owned by the called module including submodules. Absent when none.'}, 'params': {'$ref': '#/definitions/text', 'x-onnx-type': 'STRING', 'description': 'Parameters feeding the op with their shapes.'}, 'layer': {'$ref': '#/definitions/line', 'x-onnx-type': 'STRING', 'description': 'TorchLens layer label (rolled identity) when it differs from the node name.'}, 'pass': {'$ref': '#/definitions/positive', 'x-onnx-type': 'INT', 'description': 'Pass index of this op within its layer, when the layer ran more than once.'}, 'passes': {'$ref': '#/definitions/positive', 'x-onnx-type': 'INT', 'description': 'How many passes the layer ran (shown when more than one).'}, 'multi_output_index': {'$ref': '#/definitions/index', 'x-onnx-type': 'INT', 'description': 'Position of this output among the outputs of one multi-output call.'}, 'buffer_address': {'$ref': '#/definitions/line', 'x-onnx-type': 'STRING', 'description': 'Address of the buffer a buffer pseudo-op reads or writes.'}, 'buffer_access': {'enum': ['read', 'write (inplace)', 'write (fused)', 'write'], 'x-onnx-type': 'STRING', 'description': 'Whether a buffer pseudo-op reads or writes the buffer.'}, 'untyped_output': {'$ref': '#/definitions/text', 'x-onnx-type': 'STRING', 'description': 'Why the output edge carries no shape (a dtype with no ONNX element type, or shapes that differ across passes).'}, 'shape_variants': {'$ref': '#/definitions/text', 'x-onnx-type': 'STRING', 'description': 'Rolled view: the output shape of each pass, when passes disagree.'}, 'dtype_variants': {'$ref': '#/definitions/text', 'x-onnx-type': 'STRING', 'description': 'Rolled view: the output dtype of each pass, when passes disagree.'}, 'recurrence': {'$ref': '#/definitions/text', 'x-onnx-type': 'STRING', 'description': 'Rolled view: feedback from later passes, disclosed instead of drawn (a drawn feedback edge is a cycle the checker rejects).'}, 'hidden': {'$ref': '#/definitions/text', 'x-onnx-type': 'STRING', 'description': 'What the buffer policy left out inside a module call.'}, 'structure_field': {'$ref': '#/definitions/line', 'x-onnx-type': 'STRING', 'description': "Structure node: the field of the model's returned structure its tensors belong to (logits, cache, output[0])."}, 'tensor_count': {'$ref': '#/definitions/positive', 'x-onnx-type': 'INT', 'description': 'Structure node: how many traced tensors it gathers.'}, 'paths': {'$ref': '#/definitions/text', 'x-onnx-type': 'STRING', 'description': 'Structure node: where each tensor sits in the returned structure (TorchLens io_role paths, runs of indices written a..b).'}, 'shapes': {'$ref': '#/definitions/text', 'x-onnx-type': 'STRING', 'description': "Structure node: the tensors' dtypes and shapes, each with how many tensors have it."}}}
-_D5 = {'type': 'string', 'minLength': 1, 'maxLength': 2000, 'pattern': '^[^\\n\\r]*(?![\\s\\S])'}
-_D6 = {'type': 'integer', 'minimum': 1}
-_D7 = {'type': 'string', 'minLength': 1, 'maxLength': 2000}
-_D8 = {'type': 'integer', 'minimum': 0}
-_E9 = frozenset(('read', 'write (fused)', 'write (inplace)', 'write'))
-_D10 = {'enum': ['read', 'write (inplace)', 'write (fused)', 'write'], 'x-onnx-type': 'STRING', 'description': 'Whether a buffer pseudo-op reads or writes the buffer.'}
-_K11 = ('function', 'module_path', 'class_name', 'call_index', 'run_calls', 'run_first', 'run_last', 'num_params', 'params', 'layer', 'pass', 'passes', 'multi_output_index', 'buffer_address', 'buffer_access', 'untyped_output', 'shape_variants', 'dtype_variants', 'recurrence', 'hidden', 'structure_field', 'tensor_count', 'paths', 'shapes')
-_D12 = {'type': 'object', 'additionalProperties': False, 'properties': {'input_names': {'type': 'string', 'pattern': "^\\['[^'\\n]*'(, '[^'\\n]*')*\\](?![\\s\\S])", 'description': "Netron's input port naming hook (Python list repr, single quotes); Netron consumes it."}, 'observed_duration': {'$ref': '#/definitions/line', 'description': 'Observed wall time of the wrapped call (rolled view: summed over passes, per-pass time beside it), worded with its unit.'}, 'estimated_flops': {'$ref': '#/definitions/line', 'description': "Estimated forward FLOPs (TorchLens' rule); absent when no rule applies."}, 'captured_bytes': {'$ref': '#/definitions/line', 'description': 'Bytes of the captured output tensor.'}, 'inclusive_time': {'$ref': '#/definitions/line', 'description': 'Module call or run: observed time of every op inside, inclusive.'}, 'inclusive_flops': {'$ref': '#/definitions/line', 'description': 'Module call or run: estimated FLOPs of every op inside, inclusive.'}, 'inclusive_bytes': {'$ref': '#/definitions/line', 'description': 'Module call or run: captured bytes of every op inside, inclusive.'}, 'inclusive_ops': {'$ref': '#/definitions/line', 'description': 'Module call or run: ops inside, inclusive.'}, 'torchlens.diff.status': {'$ref': 'urn:tlnetron:schema:vocabularies:1#/definitions/diff_status'}, 'torchlens.diff.max_abs_delta': {'$ref': '#/definitions/line'}, 'torchlens.diff.reference_label': {'$ref': '#/definitions/line'}, 'torchlens.diff.verdict': {'$ref': '#/definitions/line'}, 'torchlens.diff.detail': {'$ref': '#/definitions/text'}, 'torchlens.diff.row_counts': {'$ref': '#/definitions/line'}}}
-_D13 = {'type': 'string', 'pattern': "^\\['[^'\\n]*'(, '[^'\\n]*')*\\](?![\\s\\S])", 'description': "Netron's input port naming hook (Python list repr, single quotes); Netron consumes it."}
+_S1 = frozenset(('attributes', 'metadata', 'role'))
+_R2 = ('role', 'attributes', 'metadata')
+_E3 = frozenset(('buffer', 'input', 'layer', 'module_call', 'module_run', 'op', 'output', 'structure'))
+_D4 = {'description': 'What an exported node stands for.', 'enum': ['op', 'layer', 'module_call', 'module_run', 'structure', 'buffer', 'input', 'output'], 'x-members': {'op': 'One TorchLens op (one pass).', 'layer': 'One TorchLens Layer: every pass of an op merged (rolled view).', 'module_call': 'One call of an nn.Module, drawn as a FunctionProto call (module view).', 'module_run': 'A run of repeated module calls drawn as one box calling a FunctionProto in ai.torchlens.run (module view); its facts are inclusive sums over the calls.', 'structure': "A structure node (ai.torchlens.structure): tensors bound for one field of the model's returned structure, gathered into one output.", 'buffer': 'A buffer read or write pseudo-op.', 'input': 'A model input whose shape is not known (ONNX graph inputs must state one), drawn as a node instead.', 'output': 'A model output that needs its own node: it repeats another output, is a model input, or has no statable shape (ONNX graph outputs must state one).'}}
+_D5 = {'type': 'object', 'additionalProperties': False, 'properties': {'function': {'$ref': '#/definitions/line', 'x-onnx-type': 'STRING', 'description': 'The torch function TorchLens wrapped (qualified name).'}, 'module_path': {'$ref': '#/definitions/line', 'x-onnx-type': 'STRING', 'description': 'Address of the innermost module (op), of the called module (module call), or of the container whose calls a run holds (module run, e.g. model.layers). Deliberately not named module.'}, 'class_name': {'$ref': '#/definitions/line', 'x-onnx-type': 'STRING', 'description': 'The nn.Module class of a module call, or of every call in a run.'}, 'call_index': {'$ref': '#/definitions/positive', 'x-onnx-type': 'INT', 'description': 'Which call of the module this node draws (1-based).'}, 'run_calls': {'$ref': '#/definitions/positive', 'x-onnx-type': 'INT', 'description': 'How many module calls a run holds (its box reads Class ×N); a module call whose body is exactly such a run carries it too.'}, 'run_first': {'$ref': '#/definitions/line', 'x-onnx-type': 'STRING', 'description': 'TorchLens label of the first call in the run (log[label] finds its output op).'}, 'run_last': {'$ref': '#/definitions/line', 'x-onnx-type': 'STRING', 'description': 'TorchLens label of the last call in the run.'}, 'num_params': {'$ref': '#/definitions/positive', 'x-onnx-type': 'INT', 'description': 'Parameter elements feeding the op, or owned by the called module including submodules. Absent when none.'}, 'params': {'$ref': '#/definitions/text', 'x-onnx-type': 'STRING', 'description': 'Parameters feeding the op with their shapes.'}, 'layer': {'$ref': '#/definitions/line', 'x-onnx-type': 'STRING', 'description': 'TorchLens layer label (rolled identity) when it differs from the node name.'}, 'pass': {'$ref': '#/definitions/positive', 'x-onnx-type': 'INT', 'description': 'Pass index of this op within its layer, when the layer ran more than once.'}, 'passes': {'$ref': '#/definitions/positive', 'x-onnx-type': 'INT', 'description': 'How many passes the layer ran (shown when more than one).'}, 'multi_output_index': {'$ref': '#/definitions/index', 'x-onnx-type': 'INT', 'description': 'Position of this output among the outputs of one multi-output call.'}, 'buffer_address': {'$ref': '#/definitions/line', 'x-onnx-type': 'STRING', 'description': 'Address of the buffer a buffer pseudo-op reads or writes.'}, 'buffer_access': {'enum': ['read', 'write (inplace)', 'write (fused)', 'write'], 'x-onnx-type': 'STRING', 'description': 'Whether a buffer pseudo-op reads or writes the buffer.'}, 'untyped_output': {'$ref': '#/definitions/text', 'x-onnx-type': 'STRING', 'description': 'Why the output edge carries no shape (a dtype with no ONNX element type, or shapes that differ across passes).'}, 'shape_variants': {'$ref': '#/definitions/text', 'x-onnx-type': 'STRING', 'description': 'Rolled view: the output shape of each pass, when passes disagree.'}, 'dtype_variants': {'$ref': '#/definitions/text', 'x-onnx-type': 'STRING', 'description': 'Rolled view: the output dtype of each pass, when passes disagree.'}, 'recurrence': {'$ref': '#/definitions/text', 'x-onnx-type': 'STRING', 'description': 'Rolled view: feedback from later passes, disclosed instead of drawn (a drawn feedback edge is a cycle the checker rejects).'}, 'hidden': {'$ref': '#/definitions/text', 'x-onnx-type': 'STRING', 'description': 'What the buffer policy left out inside a module call.'}, 'structure_field': {'$ref': '#/definitions/line', 'x-onnx-type': 'STRING', 'description': "Structure node: the field of the model's returned structure its tensors belong to (logits, cache, output[0])."}, 'tensor_count': {'$ref': '#/definitions/positive', 'x-onnx-type': 'INT', 'description': 'Structure node: how many traced tensors it gathers.'}, 'paths': {'$ref': '#/definitions/text', 'x-onnx-type': 'STRING', 'description': 'Structure node: where each tensor sits in the returned structure (TorchLens io_role paths, runs of indices written a..b).'}, 'shapes': {'$ref': '#/definitions/text', 'x-onnx-type': 'STRING', 'description': "Structure node: the tensors' dtypes and shapes, each with how many tensors have it."}}}
+_S6 = frozenset(('buffer_access', 'buffer_address', 'call_index', 'class_name', 'dtype_variants', 'function', 'hidden', 'layer', 'module_path', 'multi_output_index', 'num_params', 'params', 'pass', 'passes', 'paths', 'recurrence', 'run_calls', 'run_first', 'run_last', 'shape_variants', 'shapes', 'structure_field', 'tensor_count', 'untyped_output'))
+_D7 = {'type': 'string', 'minLength': 1, 'maxLength': 2000, 'pattern': '^[^\\n\\r]*(?![\\s\\S])'}
+_D8 = {'type': 'integer', 'minimum': 1}
+_D9 = {'type': 'string', 'minLength': 1, 'maxLength': 2000}
+_D10 = {'type': 'integer', 'minimum': 0}
+_E11 = frozenset(('read', 'write (fused)', 'write (inplace)', 'write'))
+_D12 = {'enum': ['read', 'write (inplace)', 'write (fused)', 'write'], 'x-onnx-type': 'STRING', 'description': 'Whether a buffer pseudo-op reads or writes the buffer.'}
+_D13 = {'type': 'object', 'additionalProperties': False, 'properties': {'input_names': {'type': 'string', 'pattern': "^\\['[^'\\n]*'(, '[^'\\n]*')*\\](?![\\s\\S])", 'description': "Netron's input port naming hook (Python list repr, single quotes); Netron consumes it."}, 'observed_duration': {'$ref': '#/definitions/line', 'description': 'Observed wall time of the wrapped call (rolled view: summed over passes, per-pass time beside it), worded with its unit.'}, 'estimated_flops': {'$ref': '#/definitions/line', 'description': "Estimated forward FLOPs (TorchLens' rule); absent when no rule applies."}, 'captured_bytes': {'$ref': '#/definitions/line', 'description': 'Bytes of the captured output tensor.'}, 'inclusive_time': {'$ref': '#/definitions/line', 'description': 'Module call or run: observed time of every op inside, inclusive.'}, 'inclusive_flops': {'$ref': '#/definitions/line', 'description': 'Module call or run: estimated FLOPs of every op inside, inclusive.'}, 'inclusive_bytes': {'$ref': '#/definitions/line', 'description': 'Module call or run: captured bytes of every op inside, inclusive.'}, 'inclusive_ops': {'$ref': '#/definitions/line', 'description': 'Module call or run: ops inside, inclusive.'}, 'torchlens.diff.status': {'$ref': 'urn:tlnetron:schema:vocabularies:1#/definitions/diff_status'}, 'torchlens.diff.max_abs_delta': {'$ref': '#/definitions/line'}, 'torchlens.diff.reference_label': {'$ref': '#/definitions/line'}, 'torchlens.diff.verdict': {'$ref': '#/definitions/line'}, 'torchlens.diff.detail': {'$ref': '#/definitions/text'}, 'torchlens.diff.row_counts': {'$ref': '#/definitions/line'}}}
+_S14 = frozenset(('captured_bytes', 'estimated_flops', 'inclusive_bytes', 'inclusive_flops', 'inclusive_ops', 'inclusive_time', 'input_names', 'observed_duration', 'torchlens.diff.detail', 'torchlens.diff.max_abs_delta', 'torchlens.diff.reference_label', 'torchlens.diff.row_counts', 'torchlens.diff.status', 'torchlens.diff.verdict'))
+_D15 = {'type': 'string', 'pattern': "^\\['[^'\\n]*'(, '[^'\\n]*')*\\](?![\\s\\S])", 'description': "Netron's input port naming hook (Python list repr, single quotes); Netron consumes it."}
 _P0 = re.compile("^\\['[^'\\n]*'(, '[^'\\n]*')*\\](?![\\s\\S])").search
-_E14 = frozenset(('added', 'changed', 'excluded_machinery', 'removed', 'unreachable', 'unresolved', 'zero'))
-_D15 = {'description': "TorchLens' closed differential status vocabulary.", 'enum': ['added', 'removed', 'unresolved', 'excluded_machinery', 'unreachable', 'zero', 'changed'], 'x-members': {'added': 'Only in the subject capture.', 'removed': 'Only in the reference capture.', 'unresolved': 'Pairing refused (for example different pass counts).', 'excluded_machinery': 'An engine-inserted op, excluded from comparison.', 'unreachable': 'No payload to compare (structure-only capture).', 'zero': 'Paired and numerically equal.', 'changed': 'Paired and numerically different.'}}
-_K16 = ('input_names', 'observed_duration', 'estimated_flops', 'captured_bytes', 'inclusive_time', 'inclusive_flops', 'inclusive_bytes', 'inclusive_ops', 'torchlens.diff.status', 'torchlens.diff.max_abs_delta', 'torchlens.diff.reference_label', 'torchlens.diff.verdict', 'torchlens.diff.detail', 'torchlens.diff.row_counts')
+_E16 = frozenset(('added', 'changed', 'excluded_machinery', 'removed', 'unreachable', 'unresolved', 'zero'))
+_D17 = {'description': "TorchLens' closed differential status vocabulary.", 'enum': ['added', 'removed', 'unresolved', 'excluded_machinery', 'unreachable', 'zero', 'changed'], 'x-members': {'added': 'Only in the subject capture.', 'removed': 'Only in the reference capture.', 'unresolved': 'Pairing refused (for example different pass counts).', 'excluded_machinery': 'An engine-inserted op, excluded from comparison.', 'unreachable': 'No payload to compare (structure-only capture).', 'zero': 'Paired and numerically equal.', 'changed': 'Paired and numerically different.'}}
 
 
 def _validate(data, path=('data',)):
-    if not (isinstance(data, dict)):
+    if not (data.__class__ is dict or isinstance(data, dict)):
         _fail('must be object', data, path, (), _D0, 'type')
     if True:
-        for key in _R1:
-            if key not in data:
-                _fail('must contain ' + str(sorted(k for k in _R1 if k not in data)) + ' properties', data, path, (), _D0, 'required')
-        for v1, v2 in data.items():
-            if v1 == 'role':
-                if not (v2.__class__ is str or isinstance(v2, str)) or v2 not in _E2:
-                    _fail("must be one of ['op', 'layer', 'module_call', 'module_run', 'structure', 'buffer', 'input', 'output']", v2, path, ('role', ), _D3, 'enum')
-            elif v1 == 'attributes':
-                if not (isinstance(v2, dict)):
-                    _fail('must be object', v2, path, ('attributes', ), _D4, 'type')
+        try:
+            v1 = data['role']
+            v2 = data['attributes']
+            v3 = data['metadata']
+        except KeyError:
+            _fail('must contain ' + str(sorted(k for k in _R2 if k not in data)) + ' properties', data, path, (), _D0, 'required')
+        if len(data) != 3 and not data.keys() <= _S1:
+            _fail('must not contain ' + str(sorted(k for k in data if k not in _S1)) + ' properties', data, path, (), _D0, 'additionalProperties')
+        if not (v1.__class__ is str or isinstance(v1, str)) or v1 not in _E3:
+            _fail("must be one of ['op', 'layer', 'module_call', 'module_run', 'structure', 'buffer', 'input', 'output']", v1, path, ('role', ), _D4, 'enum')
+        if not (v2.__class__ is dict or isinstance(v2, dict)):
+            _fail('must be object', v2, path, ('attributes', ), _D5, 'type')
+        if True:
+            if not v2.keys() <= _S6:
+                _fail('must not contain ' + str(sorted(k for k in v2 if k not in _S6)) + ' properties', v2, path, ('attributes', ), _D5, 'additionalProperties')
+            if 'function' in v2:
+                v4 = v2['function']
+                if not (v4.__class__ is str or isinstance(v4, str)):
+                    _fail('must be string', v4, path, ('attributes', 'function', ), _D7, 'type')
                 if True:
-                    for v3, v4 in v2.items():
-                        if v3 == 'function':
-                            if not (v4.__class__ is str or isinstance(v4, str)):
-                                _fail('must be string', v4, path, ('attributes', 'function', ), _D5, 'type')
-                            if True:
-                                v5 = len(v4)
-                                if v5 < 1:
-                                    _fail('must be longer than or equal to 1 characters', v4, path, ('attributes', 'function', ), _D5, 'minLength')
-                                if v5 > 2000:
-                                    _fail('must be shorter than or equal to 2000 characters', v4, path, ('attributes', 'function', ), _D5, 'maxLength')
-                                if not ('\n' not in v4 and '\r' not in v4):
-                                    _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v4, path, ('attributes', 'function', ), _D5, 'pattern')
-                        elif v3 == 'module_path':
-                            if not (v4.__class__ is str or isinstance(v4, str)):
-                                _fail('must be string', v4, path, ('attributes', 'module_path', ), _D5, 'type')
-                            if True:
-                                v6 = len(v4)
-                                if v6 < 1:
-                                    _fail('must be longer than or equal to 1 characters', v4, path, ('attributes', 'module_path', ), _D5, 'minLength')
-                                if v6 > 2000:
-                                    _fail('must be shorter than or equal to 2000 characters', v4, path, ('attributes', 'module_path', ), _D5, 'maxLength')
-                                if not ('\n' not in v4 and '\r' not in v4):
-                                    _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v4, path, ('attributes', 'module_path', ), _D5, 'pattern')
-                        elif v3 == 'class_name':
-                            if not (v4.__class__ is str or isinstance(v4, str)):
-                                _fail('must be string', v4, path, ('attributes', 'class_name', ), _D5, 'type')
-                            if True:
-                                v7 = len(v4)
-                                if v7 < 1:
-                                    _fail('must be longer than or equal to 1 characters', v4, path, ('attributes', 'class_name', ), _D5, 'minLength')
-                                if v7 > 2000:
-                                    _fail('must be shorter than or equal to 2000 characters', v4, path, ('attributes', 'class_name', ), _D5, 'maxLength')
-                                if not ('\n' not in v4 and '\r' not in v4):
-                                    _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v4, path, ('attributes', 'class_name', ), _D5, 'pattern')
-                        elif v3 == 'call_index':
-                            if not (v4.__class__ is int or _is_integer(v4)):
-                                _fail('must be integer', v4, path, ('attributes', 'call_index', ), _D6, 'type')
-                            if _is_number(v4) and v4 < 1:
-                                _fail('must be bigger than or equal to 1', v4, path, ('attributes', 'call_index', ), _D6, 'minimum')
-                        elif v3 == 'run_calls':
-                            if not (v4.__class__ is int or _is_integer(v4)):
-                                _fail('must be integer', v4, path, ('attributes', 'run_calls', ), _D6, 'type')
-                            if _is_number(v4) and v4 < 1:
-                                _fail('must be bigger than or equal to 1', v4, path, ('attributes', 'run_calls', ), _D6, 'minimum')
-                        elif v3 == 'run_first':
-                            if not (v4.__class__ is str or isinstance(v4, str)):
-                                _fail('must be string', v4, path, ('attributes', 'run_first', ), _D5, 'type')
-                            if True:
-                                v8 = len(v4)
-                                if v8 < 1:
-                                    _fail('must be longer than or equal to 1 characters', v4, path, ('attributes', 'run_first', ), _D5, 'minLength')
-                                if v8 > 2000:
-                                    _fail('must be shorter than or equal to 2000 characters', v4, path, ('attributes', 'run_first', ), _D5, 'maxLength')
-                                if not ('\n' not in v4 and '\r' not in v4):
-                                    _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v4, path, ('attributes', 'run_first', ), _D5, 'pattern')
-                        elif v3 == 'run_last':
-                            if not (v4.__class__ is str or isinstance(v4, str)):
-                                _fail('must be string', v4, path, ('attributes', 'run_last', ), _D5, 'type')
-                            if True:
-                                v9 = len(v4)
-                                if v9 < 1:
-                                    _fail('must be longer than or equal to 1 characters', v4, path, ('attributes', 'run_last', ), _D5, 'minLength')
-                                if v9 > 2000:
-                                    _fail('must be shorter than or equal to 2000 characters', v4, path, ('attributes', 'run_last', ), _D5, 'maxLength')
-                                if not ('\n' not in v4 and '\r' not in v4):
-                                    _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v4, path, ('attributes', 'run_last', ), _D5, 'pattern')
-                        elif v3 == 'num_params':
-                            if not (v4.__class__ is int or _is_integer(v4)):
-                                _fail('must be integer', v4, path, ('attributes', 'num_params', ), _D6, 'type')
-                            if _is_number(v4) and v4 < 1:
-                                _fail('must be bigger than or equal to 1', v4, path, ('attributes', 'num_params', ), _D6, 'minimum')
-                        elif v3 == 'params':
-                            if not (v4.__class__ is str or isinstance(v4, str)):
-                                _fail('must be string', v4, path, ('attributes', 'params', ), _D7, 'type')
-                            if True:
-                                v10 = len(v4)
-                                if v10 < 1:
-                                    _fail('must be longer than or equal to 1 characters', v4, path, ('attributes', 'params', ), _D7, 'minLength')
-                                if v10 > 2000:
-                                    _fail('must be shorter than or equal to 2000 characters', v4, path, ('attributes', 'params', ), _D7, 'maxLength')
-                        elif v3 == 'layer':
-                            if not (v4.__class__ is str or isinstance(v4, str)):
-                                _fail('must be string', v4, path, ('attributes', 'layer', ), _D5, 'type')
-                            if True:
-                                v11 = len(v4)
-                                if v11 < 1:
-                                    _fail('must be longer than or equal to 1 characters', v4, path, ('attributes', 'layer', ), _D5, 'minLength')
-                                if v11 > 2000:
-                                    _fail('must be shorter than or equal to 2000 characters', v4, path, ('attributes', 'layer', ), _D5, 'maxLength')
-                                if not ('\n' not in v4 and '\r' not in v4):
-                                    _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v4, path, ('attributes', 'layer', ), _D5, 'pattern')
-                        elif v3 == 'pass':
-                            if not (v4.__class__ is int or _is_integer(v4)):
-                                _fail('must be integer', v4, path, ('attributes', 'pass', ), _D6, 'type')
-                            if _is_number(v4) and v4 < 1:
-                                _fail('must be bigger than or equal to 1', v4, path, ('attributes', 'pass', ), _D6, 'minimum')
-                        elif v3 == 'passes':
-                            if not (v4.__class__ is int or _is_integer(v4)):
-                                _fail('must be integer', v4, path, ('attributes', 'passes', ), _D6, 'type')
-                            if _is_number(v4) and v4 < 1:
-                                _fail('must be bigger than or equal to 1', v4, path, ('attributes', 'passes', ), _D6, 'minimum')
-                        elif v3 == 'multi_output_index':
-                            if not (v4.__class__ is int or _is_integer(v4)):
-                                _fail('must be integer', v4, path, ('attributes', 'multi_output_index', ), _D8, 'type')
-                            if _is_number(v4) and v4 < 0:
-                                _fail('must be bigger than or equal to 0', v4, path, ('attributes', 'multi_output_index', ), _D8, 'minimum')
-                        elif v3 == 'buffer_address':
-                            if not (v4.__class__ is str or isinstance(v4, str)):
-                                _fail('must be string', v4, path, ('attributes', 'buffer_address', ), _D5, 'type')
-                            if True:
-                                v12 = len(v4)
-                                if v12 < 1:
-                                    _fail('must be longer than or equal to 1 characters', v4, path, ('attributes', 'buffer_address', ), _D5, 'minLength')
-                                if v12 > 2000:
-                                    _fail('must be shorter than or equal to 2000 characters', v4, path, ('attributes', 'buffer_address', ), _D5, 'maxLength')
-                                if not ('\n' not in v4 and '\r' not in v4):
-                                    _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v4, path, ('attributes', 'buffer_address', ), _D5, 'pattern')
-                        elif v3 == 'buffer_access':
-                            if not (v4.__class__ is str or isinstance(v4, str)) or v4 not in _E9:
-                                _fail("must be one of ['read', 'write (inplace)', 'write (fused)', 'write']", v4, path, ('attributes', 'buffer_access', ), _D10, 'enum')
-                        elif v3 == 'untyped_output':
-                            if not (v4.__class__ is str or isinstance(v4, str)):
-                                _fail('must be string', v4, path, ('attributes', 'untyped_output', ), _D7, 'type')
-                            if True:
-                                v13 = len(v4)
-                                if v13 < 1:
-                                    _fail('must be longer than or equal to 1 characters', v4, path, ('attributes', 'untyped_output', ), _D7, 'minLength')
-                                if v13 > 2000:
-                                    _fail('must be shorter than or equal to 2000 characters', v4, path, ('attributes', 'untyped_output', ), _D7, 'maxLength')
-                        elif v3 == 'shape_variants':
-                            if not (v4.__class__ is str or isinstance(v4, str)):
-                                _fail('must be string', v4, path, ('attributes', 'shape_variants', ), _D7, 'type')
-                            if True:
-                                v14 = len(v4)
-                                if v14 < 1:
-                                    _fail('must be longer than or equal to 1 characters', v4, path, ('attributes', 'shape_variants', ), _D7, 'minLength')
-                                if v14 > 2000:
-                                    _fail('must be shorter than or equal to 2000 characters', v4, path, ('attributes', 'shape_variants', ), _D7, 'maxLength')
-                        elif v3 == 'dtype_variants':
-                            if not (v4.__class__ is str or isinstance(v4, str)):
-                                _fail('must be string', v4, path, ('attributes', 'dtype_variants', ), _D7, 'type')
-                            if True:
-                                v15 = len(v4)
-                                if v15 < 1:
-                                    _fail('must be longer than or equal to 1 characters', v4, path, ('attributes', 'dtype_variants', ), _D7, 'minLength')
-                                if v15 > 2000:
-                                    _fail('must be shorter than or equal to 2000 characters', v4, path, ('attributes', 'dtype_variants', ), _D7, 'maxLength')
-                        elif v3 == 'recurrence':
-                            if not (v4.__class__ is str or isinstance(v4, str)):
-                                _fail('must be string', v4, path, ('attributes', 'recurrence', ), _D7, 'type')
-                            if True:
-                                v16 = len(v4)
-                                if v16 < 1:
-                                    _fail('must be longer than or equal to 1 characters', v4, path, ('attributes', 'recurrence', ), _D7, 'minLength')
-                                if v16 > 2000:
-                                    _fail('must be shorter than or equal to 2000 characters', v4, path, ('attributes', 'recurrence', ), _D7, 'maxLength')
-                        elif v3 == 'hidden':
-                            if not (v4.__class__ is str or isinstance(v4, str)):
-                                _fail('must be string', v4, path, ('attributes', 'hidden', ), _D7, 'type')
-                            if True:
-                                v17 = len(v4)
-                                if v17 < 1:
-                                    _fail('must be longer than or equal to 1 characters', v4, path, ('attributes', 'hidden', ), _D7, 'minLength')
-                                if v17 > 2000:
-                                    _fail('must be shorter than or equal to 2000 characters', v4, path, ('attributes', 'hidden', ), _D7, 'maxLength')
-                        elif v3 == 'structure_field':
-                            if not (v4.__class__ is str or isinstance(v4, str)):
-                                _fail('must be string', v4, path, ('attributes', 'structure_field', ), _D5, 'type')
-                            if True:
-                                v18 = len(v4)
-                                if v18 < 1:
-                                    _fail('must be longer than or equal to 1 characters', v4, path, ('attributes', 'structure_field', ), _D5, 'minLength')
-                                if v18 > 2000:
-                                    _fail('must be shorter than or equal to 2000 characters', v4, path, ('attributes', 'structure_field', ), _D5, 'maxLength')
-                                if not ('\n' not in v4 and '\r' not in v4):
-                                    _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v4, path, ('attributes', 'structure_field', ), _D5, 'pattern')
-                        elif v3 == 'tensor_count':
-                            if not (v4.__class__ is int or _is_integer(v4)):
-                                _fail('must be integer', v4, path, ('attributes', 'tensor_count', ), _D6, 'type')
-                            if _is_number(v4) and v4 < 1:
-                                _fail('must be bigger than or equal to 1', v4, path, ('attributes', 'tensor_count', ), _D6, 'minimum')
-                        elif v3 == 'paths':
-                            if not (v4.__class__ is str or isinstance(v4, str)):
-                                _fail('must be string', v4, path, ('attributes', 'paths', ), _D7, 'type')
-                            if True:
-                                v19 = len(v4)
-                                if v19 < 1:
-                                    _fail('must be longer than or equal to 1 characters', v4, path, ('attributes', 'paths', ), _D7, 'minLength')
-                                if v19 > 2000:
-                                    _fail('must be shorter than or equal to 2000 characters', v4, path, ('attributes', 'paths', ), _D7, 'maxLength')
-                        elif v3 == 'shapes':
-                            if not (v4.__class__ is str or isinstance(v4, str)):
-                                _fail('must be string', v4, path, ('attributes', 'shapes', ), _D7, 'type')
-                            if True:
-                                v20 = len(v4)
-                                if v20 < 1:
-                                    _fail('must be longer than or equal to 1 characters', v4, path, ('attributes', 'shapes', ), _D7, 'minLength')
-                                if v20 > 2000:
-                                    _fail('must be shorter than or equal to 2000 characters', v4, path, ('attributes', 'shapes', ), _D7, 'maxLength')
-                        else:
-                            _fail('must not contain ' + str(sorted(k for k in v2 if k not in _K11)) + ' properties', v2, path, ('attributes', ), _D4, 'additionalProperties')
-            elif v1 == 'metadata':
-                if not (isinstance(v2, dict)):
-                    _fail('must be object', v2, path, ('metadata', ), _D12, 'type')
+                    v5 = len(v4)
+                    if v5 < 1:
+                        _fail('must be longer than or equal to 1 characters', v4, path, ('attributes', 'function', ), _D7, 'minLength')
+                    if v5 > 2000:
+                        _fail('must be shorter than or equal to 2000 characters', v4, path, ('attributes', 'function', ), _D7, 'maxLength')
+                    if not ('\n' not in v4 and '\r' not in v4):
+                        _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v4, path, ('attributes', 'function', ), _D7, 'pattern')
+            if 'module_path' in v2:
+                v6 = v2['module_path']
+                if not (v6.__class__ is str or isinstance(v6, str)):
+                    _fail('must be string', v6, path, ('attributes', 'module_path', ), _D7, 'type')
                 if True:
-                    for v21, v22 in v2.items():
-                        if v21 == 'input_names':
-                            if not (v22.__class__ is str or isinstance(v22, str)):
-                                _fail('must be string', v22, path, ('metadata', 'input_names', ), _D13, 'type')
-                            if True:
-                                if _P0(v22) is None:
-                                    _fail("must match pattern ^\\['[^'\\n]*'(, '[^'\\n]*')*\\](?![\\s\\S])", v22, path, ('metadata', 'input_names', ), _D13, 'pattern')
-                        elif v21 == 'observed_duration':
-                            if not (v22.__class__ is str or isinstance(v22, str)):
-                                _fail('must be string', v22, path, ('metadata', 'observed_duration', ), _D5, 'type')
-                            if True:
-                                v23 = len(v22)
-                                if v23 < 1:
-                                    _fail('must be longer than or equal to 1 characters', v22, path, ('metadata', 'observed_duration', ), _D5, 'minLength')
-                                if v23 > 2000:
-                                    _fail('must be shorter than or equal to 2000 characters', v22, path, ('metadata', 'observed_duration', ), _D5, 'maxLength')
-                                if not ('\n' not in v22 and '\r' not in v22):
-                                    _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v22, path, ('metadata', 'observed_duration', ), _D5, 'pattern')
-                        elif v21 == 'estimated_flops':
-                            if not (v22.__class__ is str or isinstance(v22, str)):
-                                _fail('must be string', v22, path, ('metadata', 'estimated_flops', ), _D5, 'type')
-                            if True:
-                                v24 = len(v22)
-                                if v24 < 1:
-                                    _fail('must be longer than or equal to 1 characters', v22, path, ('metadata', 'estimated_flops', ), _D5, 'minLength')
-                                if v24 > 2000:
-                                    _fail('must be shorter than or equal to 2000 characters', v22, path, ('metadata', 'estimated_flops', ), _D5, 'maxLength')
-                                if not ('\n' not in v22 and '\r' not in v22):
-                                    _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v22, path, ('metadata', 'estimated_flops', ), _D5, 'pattern')
-                        elif v21 == 'captured_bytes':
-                            if not (v22.__class__ is str or isinstance(v22, str)):
-                                _fail('must be string', v22, path, ('metadata', 'captured_bytes', ), _D5, 'type')
-                            if True:
-                                v25 = len(v22)
-                                if v25 < 1:
-                                    _fail('must be longer than or equal to 1 characters', v22, path, ('metadata', 'captured_bytes', ), _D5, 'minLength')
-                                if v25 > 2000:
-                                    _fail('must be shorter than or equal to 2000 characters', v22, path, ('metadata', 'captured_bytes', ), _D5, 'maxLength')
-                                if not ('\n' not in v22 and '\r' not in v22):
-                                    _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v22, path, ('metadata', 'captured_bytes', ), _D5, 'pattern')
-                        elif v21 == 'inclusive_time':
-                            if not (v22.__class__ is str or isinstance(v22, str)):
-                                _fail('must be string', v22, path, ('metadata', 'inclusive_time', ), _D5, 'type')
-                            if True:
-                                v26 = len(v22)
-                                if v26 < 1:
-                                    _fail('must be longer than or equal to 1 characters', v22, path, ('metadata', 'inclusive_time', ), _D5, 'minLength')
-                                if v26 > 2000:
-                                    _fail('must be shorter than or equal to 2000 characters', v22, path, ('metadata', 'inclusive_time', ), _D5, 'maxLength')
-                                if not ('\n' not in v22 and '\r' not in v22):
-                                    _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v22, path, ('metadata', 'inclusive_time', ), _D5, 'pattern')
-                        elif v21 == 'inclusive_flops':
-                            if not (v22.__class__ is str or isinstance(v22, str)):
-                                _fail('must be string', v22, path, ('metadata', 'inclusive_flops', ), _D5, 'type')
-                            if True:
-                                v27 = len(v22)
-                                if v27 < 1:
-                                    _fail('must be longer than or equal to 1 characters', v22, path, ('metadata', 'inclusive_flops', ), _D5, 'minLength')
-                                if v27 > 2000:
-                                    _fail('must be shorter than or equal to 2000 characters', v22, path, ('metadata', 'inclusive_flops', ), _D5, 'maxLength')
-                                if not ('\n' not in v22 and '\r' not in v22):
-                                    _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v22, path, ('metadata', 'inclusive_flops', ), _D5, 'pattern')
-                        elif v21 == 'inclusive_bytes':
-                            if not (v22.__class__ is str or isinstance(v22, str)):
-                                _fail('must be string', v22, path, ('metadata', 'inclusive_bytes', ), _D5, 'type')
-                            if True:
-                                v28 = len(v22)
-                                if v28 < 1:
-                                    _fail('must be longer than or equal to 1 characters', v22, path, ('metadata', 'inclusive_bytes', ), _D5, 'minLength')
-                                if v28 > 2000:
-                                    _fail('must be shorter than or equal to 2000 characters', v22, path, ('metadata', 'inclusive_bytes', ), _D5, 'maxLength')
-                                if not ('\n' not in v22 and '\r' not in v22):
-                                    _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v22, path, ('metadata', 'inclusive_bytes', ), _D5, 'pattern')
-                        elif v21 == 'inclusive_ops':
-                            if not (v22.__class__ is str or isinstance(v22, str)):
-                                _fail('must be string', v22, path, ('metadata', 'inclusive_ops', ), _D5, 'type')
-                            if True:
-                                v29 = len(v22)
-                                if v29 < 1:
-                                    _fail('must be longer than or equal to 1 characters', v22, path, ('metadata', 'inclusive_ops', ), _D5, 'minLength')
-                                if v29 > 2000:
-                                    _fail('must be shorter than or equal to 2000 characters', v22, path, ('metadata', 'inclusive_ops', ), _D5, 'maxLength')
-                                if not ('\n' not in v22 and '\r' not in v22):
-                                    _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v22, path, ('metadata', 'inclusive_ops', ), _D5, 'pattern')
-                        elif v21 == 'torchlens.diff.status':
-                            if not (v22.__class__ is str or isinstance(v22, str)) or v22 not in _E14:
-                                _fail("must be one of ['added', 'removed', 'unresolved', 'excluded_machinery', 'unreachable', 'zero', 'changed']", v22, path, ('metadata', 'torchlens.diff.status', ), _D15, 'enum')
-                        elif v21 == 'torchlens.diff.max_abs_delta':
-                            if not (v22.__class__ is str or isinstance(v22, str)):
-                                _fail('must be string', v22, path, ('metadata', 'torchlens.diff.max_abs_delta', ), _D5, 'type')
-                            if True:
-                                v30 = len(v22)
-                                if v30 < 1:
-                                    _fail('must be longer than or equal to 1 characters', v22, path, ('metadata', 'torchlens.diff.max_abs_delta', ), _D5, 'minLength')
-                                if v30 > 2000:
-                                    _fail('must be shorter than or equal to 2000 characters', v22, path, ('metadata', 'torchlens.diff.max_abs_delta', ), _D5, 'maxLength')
-                                if not ('\n' not in v22 and '\r' not in v22):
-                                    _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v22, path, ('metadata', 'torchlens.diff.max_abs_delta', ), _D5, 'pattern')
-                        elif v21 == 'torchlens.diff.reference_label':
-                            if not (v22.__class__ is str or isinstance(v22, str)):
-                                _fail('must be string', v22, path, ('metadata', 'torchlens.diff.reference_label', ), _D5, 'type')
-                            if True:
-                                v31 = len(v22)
-                                if v31 < 1:
-                                    _fail('must be longer than or equal to 1 characters', v22, path, ('metadata', 'torchlens.diff.reference_label', ), _D5, 'minLength')
-                                if v31 > 2000:
-                                    _fail('must be shorter than or equal to 2000 characters', v22, path, ('metadata', 'torchlens.diff.reference_label', ), _D5, 'maxLength')
-                                if not ('\n' not in v22 and '\r' not in v22):
-                                    _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v22, path, ('metadata', 'torchlens.diff.reference_label', ), _D5, 'pattern')
-                        elif v21 == 'torchlens.diff.verdict':
-                            if not (v22.__class__ is str or isinstance(v22, str)):
-                                _fail('must be string', v22, path, ('metadata', 'torchlens.diff.verdict', ), _D5, 'type')
-                            if True:
-                                v32 = len(v22)
-                                if v32 < 1:
-                                    _fail('must be longer than or equal to 1 characters', v22, path, ('metadata', 'torchlens.diff.verdict', ), _D5, 'minLength')
-                                if v32 > 2000:
-                                    _fail('must be shorter than or equal to 2000 characters', v22, path, ('metadata', 'torchlens.diff.verdict', ), _D5, 'maxLength')
-                                if not ('\n' not in v22 and '\r' not in v22):
-                                    _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v22, path, ('metadata', 'torchlens.diff.verdict', ), _D5, 'pattern')
-                        elif v21 == 'torchlens.diff.detail':
-                            if not (v22.__class__ is str or isinstance(v22, str)):
-                                _fail('must be string', v22, path, ('metadata', 'torchlens.diff.detail', ), _D7, 'type')
-                            if True:
-                                v33 = len(v22)
-                                if v33 < 1:
-                                    _fail('must be longer than or equal to 1 characters', v22, path, ('metadata', 'torchlens.diff.detail', ), _D7, 'minLength')
-                                if v33 > 2000:
-                                    _fail('must be shorter than or equal to 2000 characters', v22, path, ('metadata', 'torchlens.diff.detail', ), _D7, 'maxLength')
-                        elif v21 == 'torchlens.diff.row_counts':
-                            if not (v22.__class__ is str or isinstance(v22, str)):
-                                _fail('must be string', v22, path, ('metadata', 'torchlens.diff.row_counts', ), _D5, 'type')
-                            if True:
-                                v34 = len(v22)
-                                if v34 < 1:
-                                    _fail('must be longer than or equal to 1 characters', v22, path, ('metadata', 'torchlens.diff.row_counts', ), _D5, 'minLength')
-                                if v34 > 2000:
-                                    _fail('must be shorter than or equal to 2000 characters', v22, path, ('metadata', 'torchlens.diff.row_counts', ), _D5, 'maxLength')
-                                if not ('\n' not in v22 and '\r' not in v22):
-                                    _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v22, path, ('metadata', 'torchlens.diff.row_counts', ), _D5, 'pattern')
-                        else:
-                            _fail('must not contain ' + str(sorted(k for k in v2 if k not in _K16)) + ' properties', v2, path, ('metadata', ), _D12, 'additionalProperties')
-            else:
-                _fail('must not contain ' + str(sorted(k for k in data if k not in _R1)) + ' properties', data, path, (), _D0, 'additionalProperties')
+                    v7 = len(v6)
+                    if v7 < 1:
+                        _fail('must be longer than or equal to 1 characters', v6, path, ('attributes', 'module_path', ), _D7, 'minLength')
+                    if v7 > 2000:
+                        _fail('must be shorter than or equal to 2000 characters', v6, path, ('attributes', 'module_path', ), _D7, 'maxLength')
+                    if not ('\n' not in v6 and '\r' not in v6):
+                        _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v6, path, ('attributes', 'module_path', ), _D7, 'pattern')
+            if 'class_name' in v2:
+                v8 = v2['class_name']
+                if not (v8.__class__ is str or isinstance(v8, str)):
+                    _fail('must be string', v8, path, ('attributes', 'class_name', ), _D7, 'type')
+                if True:
+                    v9 = len(v8)
+                    if v9 < 1:
+                        _fail('must be longer than or equal to 1 characters', v8, path, ('attributes', 'class_name', ), _D7, 'minLength')
+                    if v9 > 2000:
+                        _fail('must be shorter than or equal to 2000 characters', v8, path, ('attributes', 'class_name', ), _D7, 'maxLength')
+                    if not ('\n' not in v8 and '\r' not in v8):
+                        _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v8, path, ('attributes', 'class_name', ), _D7, 'pattern')
+            if 'call_index' in v2:
+                v10 = v2['call_index']
+                if not (v10.__class__ is int or _is_integer(v10)):
+                    _fail('must be integer', v10, path, ('attributes', 'call_index', ), _D8, 'type')
+                if _is_number(v10) and v10 < 1:
+                    _fail('must be bigger than or equal to 1', v10, path, ('attributes', 'call_index', ), _D8, 'minimum')
+            if 'run_calls' in v2:
+                v11 = v2['run_calls']
+                if not (v11.__class__ is int or _is_integer(v11)):
+                    _fail('must be integer', v11, path, ('attributes', 'run_calls', ), _D8, 'type')
+                if _is_number(v11) and v11 < 1:
+                    _fail('must be bigger than or equal to 1', v11, path, ('attributes', 'run_calls', ), _D8, 'minimum')
+            if 'run_first' in v2:
+                v12 = v2['run_first']
+                if not (v12.__class__ is str or isinstance(v12, str)):
+                    _fail('must be string', v12, path, ('attributes', 'run_first', ), _D7, 'type')
+                if True:
+                    v13 = len(v12)
+                    if v13 < 1:
+                        _fail('must be longer than or equal to 1 characters', v12, path, ('attributes', 'run_first', ), _D7, 'minLength')
+                    if v13 > 2000:
+                        _fail('must be shorter than or equal to 2000 characters', v12, path, ('attributes', 'run_first', ), _D7, 'maxLength')
+                    if not ('\n' not in v12 and '\r' not in v12):
+                        _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v12, path, ('attributes', 'run_first', ), _D7, 'pattern')
+            if 'run_last' in v2:
+                v14 = v2['run_last']
+                if not (v14.__class__ is str or isinstance(v14, str)):
+                    _fail('must be string', v14, path, ('attributes', 'run_last', ), _D7, 'type')
+                if True:
+                    v15 = len(v14)
+                    if v15 < 1:
+                        _fail('must be longer than or equal to 1 characters', v14, path, ('attributes', 'run_last', ), _D7, 'minLength')
+                    if v15 > 2000:
+                        _fail('must be shorter than or equal to 2000 characters', v14, path, ('attributes', 'run_last', ), _D7, 'maxLength')
+                    if not ('\n' not in v14 and '\r' not in v14):
+                        _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v14, path, ('attributes', 'run_last', ), _D7, 'pattern')
+            if 'num_params' in v2:
+                v16 = v2['num_params']
+                if not (v16.__class__ is int or _is_integer(v16)):
+                    _fail('must be integer', v16, path, ('attributes', 'num_params', ), _D8, 'type')
+                if _is_number(v16) and v16 < 1:
+                    _fail('must be bigger than or equal to 1', v16, path, ('attributes', 'num_params', ), _D8, 'minimum')
+            if 'params' in v2:
+                v17 = v2['params']
+                if not (v17.__class__ is str or isinstance(v17, str)):
+                    _fail('must be string', v17, path, ('attributes', 'params', ), _D9, 'type')
+                if True:
+                    v18 = len(v17)
+                    if v18 < 1:
+                        _fail('must be longer than or equal to 1 characters', v17, path, ('attributes', 'params', ), _D9, 'minLength')
+                    if v18 > 2000:
+                        _fail('must be shorter than or equal to 2000 characters', v17, path, ('attributes', 'params', ), _D9, 'maxLength')
+            if 'layer' in v2:
+                v19 = v2['layer']
+                if not (v19.__class__ is str or isinstance(v19, str)):
+                    _fail('must be string', v19, path, ('attributes', 'layer', ), _D7, 'type')
+                if True:
+                    v20 = len(v19)
+                    if v20 < 1:
+                        _fail('must be longer than or equal to 1 characters', v19, path, ('attributes', 'layer', ), _D7, 'minLength')
+                    if v20 > 2000:
+                        _fail('must be shorter than or equal to 2000 characters', v19, path, ('attributes', 'layer', ), _D7, 'maxLength')
+                    if not ('\n' not in v19 and '\r' not in v19):
+                        _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v19, path, ('attributes', 'layer', ), _D7, 'pattern')
+            if 'pass' in v2:
+                v21 = v2['pass']
+                if not (v21.__class__ is int or _is_integer(v21)):
+                    _fail('must be integer', v21, path, ('attributes', 'pass', ), _D8, 'type')
+                if _is_number(v21) and v21 < 1:
+                    _fail('must be bigger than or equal to 1', v21, path, ('attributes', 'pass', ), _D8, 'minimum')
+            if 'passes' in v2:
+                v22 = v2['passes']
+                if not (v22.__class__ is int or _is_integer(v22)):
+                    _fail('must be integer', v22, path, ('attributes', 'passes', ), _D8, 'type')
+                if _is_number(v22) and v22 < 1:
+                    _fail('must be bigger than or equal to 1', v22, path, ('attributes', 'passes', ), _D8, 'minimum')
+            if 'multi_output_index' in v2:
+                v23 = v2['multi_output_index']
+                if not (v23.__class__ is int or _is_integer(v23)):
+                    _fail('must be integer', v23, path, ('attributes', 'multi_output_index', ), _D10, 'type')
+                if _is_number(v23) and v23 < 0:
+                    _fail('must be bigger than or equal to 0', v23, path, ('attributes', 'multi_output_index', ), _D10, 'minimum')
+            if 'buffer_address' in v2:
+                v24 = v2['buffer_address']
+                if not (v24.__class__ is str or isinstance(v24, str)):
+                    _fail('must be string', v24, path, ('attributes', 'buffer_address', ), _D7, 'type')
+                if True:
+                    v25 = len(v24)
+                    if v25 < 1:
+                        _fail('must be longer than or equal to 1 characters', v24, path, ('attributes', 'buffer_address', ), _D7, 'minLength')
+                    if v25 > 2000:
+                        _fail('must be shorter than or equal to 2000 characters', v24, path, ('attributes', 'buffer_address', ), _D7, 'maxLength')
+                    if not ('\n' not in v24 and '\r' not in v24):
+                        _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v24, path, ('attributes', 'buffer_address', ), _D7, 'pattern')
+            if 'buffer_access' in v2:
+                v26 = v2['buffer_access']
+                if not (v26.__class__ is str or isinstance(v26, str)) or v26 not in _E11:
+                    _fail("must be one of ['read', 'write (inplace)', 'write (fused)', 'write']", v26, path, ('attributes', 'buffer_access', ), _D12, 'enum')
+            if 'untyped_output' in v2:
+                v27 = v2['untyped_output']
+                if not (v27.__class__ is str or isinstance(v27, str)):
+                    _fail('must be string', v27, path, ('attributes', 'untyped_output', ), _D9, 'type')
+                if True:
+                    v28 = len(v27)
+                    if v28 < 1:
+                        _fail('must be longer than or equal to 1 characters', v27, path, ('attributes', 'untyped_output', ), _D9, 'minLength')
+                    if v28 > 2000:
+                        _fail('must be shorter than or equal to 2000 characters', v27, path, ('attributes', 'untyped_output', ), _D9, 'maxLength')
+            if 'shape_variants' in v2:
+                v29 = v2['shape_variants']
+                if not (v29.__class__ is str or isinstance(v29, str)):
+                    _fail('must be string', v29, path, ('attributes', 'shape_variants', ), _D9, 'type')
+                if True:
+                    v30 = len(v29)
+                    if v30 < 1:
+                        _fail('must be longer than or equal to 1 characters', v29, path, ('attributes', 'shape_variants', ), _D9, 'minLength')
+                    if v30 > 2000:
+                        _fail('must be shorter than or equal to 2000 characters', v29, path, ('attributes', 'shape_variants', ), _D9, 'maxLength')
+            if 'dtype_variants' in v2:
+                v31 = v2['dtype_variants']
+                if not (v31.__class__ is str or isinstance(v31, str)):
+                    _fail('must be string', v31, path, ('attributes', 'dtype_variants', ), _D9, 'type')
+                if True:
+                    v32 = len(v31)
+                    if v32 < 1:
+                        _fail('must be longer than or equal to 1 characters', v31, path, ('attributes', 'dtype_variants', ), _D9, 'minLength')
+                    if v32 > 2000:
+                        _fail('must be shorter than or equal to 2000 characters', v31, path, ('attributes', 'dtype_variants', ), _D9, 'maxLength')
+            if 'recurrence' in v2:
+                v33 = v2['recurrence']
+                if not (v33.__class__ is str or isinstance(v33, str)):
+                    _fail('must be string', v33, path, ('attributes', 'recurrence', ), _D9, 'type')
+                if True:
+                    v34 = len(v33)
+                    if v34 < 1:
+                        _fail('must be longer than or equal to 1 characters', v33, path, ('attributes', 'recurrence', ), _D9, 'minLength')
+                    if v34 > 2000:
+                        _fail('must be shorter than or equal to 2000 characters', v33, path, ('attributes', 'recurrence', ), _D9, 'maxLength')
+            if 'hidden' in v2:
+                v35 = v2['hidden']
+                if not (v35.__class__ is str or isinstance(v35, str)):
+                    _fail('must be string', v35, path, ('attributes', 'hidden', ), _D9, 'type')
+                if True:
+                    v36 = len(v35)
+                    if v36 < 1:
+                        _fail('must be longer than or equal to 1 characters', v35, path, ('attributes', 'hidden', ), _D9, 'minLength')
+                    if v36 > 2000:
+                        _fail('must be shorter than or equal to 2000 characters', v35, path, ('attributes', 'hidden', ), _D9, 'maxLength')
+            if 'structure_field' in v2:
+                v37 = v2['structure_field']
+                if not (v37.__class__ is str or isinstance(v37, str)):
+                    _fail('must be string', v37, path, ('attributes', 'structure_field', ), _D7, 'type')
+                if True:
+                    v38 = len(v37)
+                    if v38 < 1:
+                        _fail('must be longer than or equal to 1 characters', v37, path, ('attributes', 'structure_field', ), _D7, 'minLength')
+                    if v38 > 2000:
+                        _fail('must be shorter than or equal to 2000 characters', v37, path, ('attributes', 'structure_field', ), _D7, 'maxLength')
+                    if not ('\n' not in v37 and '\r' not in v37):
+                        _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v37, path, ('attributes', 'structure_field', ), _D7, 'pattern')
+            if 'tensor_count' in v2:
+                v39 = v2['tensor_count']
+                if not (v39.__class__ is int or _is_integer(v39)):
+                    _fail('must be integer', v39, path, ('attributes', 'tensor_count', ), _D8, 'type')
+                if _is_number(v39) and v39 < 1:
+                    _fail('must be bigger than or equal to 1', v39, path, ('attributes', 'tensor_count', ), _D8, 'minimum')
+            if 'paths' in v2:
+                v40 = v2['paths']
+                if not (v40.__class__ is str or isinstance(v40, str)):
+                    _fail('must be string', v40, path, ('attributes', 'paths', ), _D9, 'type')
+                if True:
+                    v41 = len(v40)
+                    if v41 < 1:
+                        _fail('must be longer than or equal to 1 characters', v40, path, ('attributes', 'paths', ), _D9, 'minLength')
+                    if v41 > 2000:
+                        _fail('must be shorter than or equal to 2000 characters', v40, path, ('attributes', 'paths', ), _D9, 'maxLength')
+            if 'shapes' in v2:
+                v42 = v2['shapes']
+                if not (v42.__class__ is str or isinstance(v42, str)):
+                    _fail('must be string', v42, path, ('attributes', 'shapes', ), _D9, 'type')
+                if True:
+                    v43 = len(v42)
+                    if v43 < 1:
+                        _fail('must be longer than or equal to 1 characters', v42, path, ('attributes', 'shapes', ), _D9, 'minLength')
+                    if v43 > 2000:
+                        _fail('must be shorter than or equal to 2000 characters', v42, path, ('attributes', 'shapes', ), _D9, 'maxLength')
+        if not (v3.__class__ is dict or isinstance(v3, dict)):
+            _fail('must be object', v3, path, ('metadata', ), _D13, 'type')
+        if True:
+            if not v3.keys() <= _S14:
+                _fail('must not contain ' + str(sorted(k for k in v3 if k not in _S14)) + ' properties', v3, path, ('metadata', ), _D13, 'additionalProperties')
+            if 'input_names' in v3:
+                v44 = v3['input_names']
+                if not (v44.__class__ is str or isinstance(v44, str)):
+                    _fail('must be string', v44, path, ('metadata', 'input_names', ), _D15, 'type')
+                if True:
+                    if _P0(v44) is None:
+                        _fail("must match pattern ^\\['[^'\\n]*'(, '[^'\\n]*')*\\](?![\\s\\S])", v44, path, ('metadata', 'input_names', ), _D15, 'pattern')
+            if 'observed_duration' in v3:
+                v45 = v3['observed_duration']
+                if not (v45.__class__ is str or isinstance(v45, str)):
+                    _fail('must be string', v45, path, ('metadata', 'observed_duration', ), _D7, 'type')
+                if True:
+                    v46 = len(v45)
+                    if v46 < 1:
+                        _fail('must be longer than or equal to 1 characters', v45, path, ('metadata', 'observed_duration', ), _D7, 'minLength')
+                    if v46 > 2000:
+                        _fail('must be shorter than or equal to 2000 characters', v45, path, ('metadata', 'observed_duration', ), _D7, 'maxLength')
+                    if not ('\n' not in v45 and '\r' not in v45):
+                        _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v45, path, ('metadata', 'observed_duration', ), _D7, 'pattern')
+            if 'estimated_flops' in v3:
+                v47 = v3['estimated_flops']
+                if not (v47.__class__ is str or isinstance(v47, str)):
+                    _fail('must be string', v47, path, ('metadata', 'estimated_flops', ), _D7, 'type')
+                if True:
+                    v48 = len(v47)
+                    if v48 < 1:
+                        _fail('must be longer than or equal to 1 characters', v47, path, ('metadata', 'estimated_flops', ), _D7, 'minLength')
+                    if v48 > 2000:
+                        _fail('must be shorter than or equal to 2000 characters', v47, path, ('metadata', 'estimated_flops', ), _D7, 'maxLength')
+                    if not ('\n' not in v47 and '\r' not in v47):
+                        _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v47, path, ('metadata', 'estimated_flops', ), _D7, 'pattern')
+            if 'captured_bytes' in v3:
+                v49 = v3['captured_bytes']
+                if not (v49.__class__ is str or isinstance(v49, str)):
+                    _fail('must be string', v49, path, ('metadata', 'captured_bytes', ), _D7, 'type')
+                if True:
+                    v50 = len(v49)
+                    if v50 < 1:
+                        _fail('must be longer than or equal to 1 characters', v49, path, ('metadata', 'captured_bytes', ), _D7, 'minLength')
+                    if v50 > 2000:
+                        _fail('must be shorter than or equal to 2000 characters', v49, path, ('metadata', 'captured_bytes', ), _D7, 'maxLength')
+                    if not ('\n' not in v49 and '\r' not in v49):
+                        _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v49, path, ('metadata', 'captured_bytes', ), _D7, 'pattern')
+            if 'inclusive_time' in v3:
+                v51 = v3['inclusive_time']
+                if not (v51.__class__ is str or isinstance(v51, str)):
+                    _fail('must be string', v51, path, ('metadata', 'inclusive_time', ), _D7, 'type')
+                if True:
+                    v52 = len(v51)
+                    if v52 < 1:
+                        _fail('must be longer than or equal to 1 characters', v51, path, ('metadata', 'inclusive_time', ), _D7, 'minLength')
+                    if v52 > 2000:
+                        _fail('must be shorter than or equal to 2000 characters', v51, path, ('metadata', 'inclusive_time', ), _D7, 'maxLength')
+                    if not ('\n' not in v51 and '\r' not in v51):
+                        _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v51, path, ('metadata', 'inclusive_time', ), _D7, 'pattern')
+            if 'inclusive_flops' in v3:
+                v53 = v3['inclusive_flops']
+                if not (v53.__class__ is str or isinstance(v53, str)):
+                    _fail('must be string', v53, path, ('metadata', 'inclusive_flops', ), _D7, 'type')
+                if True:
+                    v54 = len(v53)
+                    if v54 < 1:
+                        _fail('must be longer than or equal to 1 characters', v53, path, ('metadata', 'inclusive_flops', ), _D7, 'minLength')
+                    if v54 > 2000:
+                        _fail('must be shorter than or equal to 2000 characters', v53, path, ('metadata', 'inclusive_flops', ), _D7, 'maxLength')
+                    if not ('\n' not in v53 and '\r' not in v53):
+                        _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v53, path, ('metadata', 'inclusive_flops', ), _D7, 'pattern')
+            if 'inclusive_bytes' in v3:
+                v55 = v3['inclusive_bytes']
+                if not (v55.__class__ is str or isinstance(v55, str)):
+                    _fail('must be string', v55, path, ('metadata', 'inclusive_bytes', ), _D7, 'type')
+                if True:
+                    v56 = len(v55)
+                    if v56 < 1:
+                        _fail('must be longer than or equal to 1 characters', v55, path, ('metadata', 'inclusive_bytes', ), _D7, 'minLength')
+                    if v56 > 2000:
+                        _fail('must be shorter than or equal to 2000 characters', v55, path, ('metadata', 'inclusive_bytes', ), _D7, 'maxLength')
+                    if not ('\n' not in v55 and '\r' not in v55):
+                        _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v55, path, ('metadata', 'inclusive_bytes', ), _D7, 'pattern')
+            if 'inclusive_ops' in v3:
+                v57 = v3['inclusive_ops']
+                if not (v57.__class__ is str or isinstance(v57, str)):
+                    _fail('must be string', v57, path, ('metadata', 'inclusive_ops', ), _D7, 'type')
+                if True:
+                    v58 = len(v57)
+                    if v58 < 1:
+                        _fail('must be longer than or equal to 1 characters', v57, path, ('metadata', 'inclusive_ops', ), _D7, 'minLength')
+                    if v58 > 2000:
+                        _fail('must be shorter than or equal to 2000 characters', v57, path, ('metadata', 'inclusive_ops', ), _D7, 'maxLength')
+                    if not ('\n' not in v57 and '\r' not in v57):
+                        _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v57, path, ('metadata', 'inclusive_ops', ), _D7, 'pattern')
+            if 'torchlens.diff.status' in v3:
+                v59 = v3['torchlens.diff.status']
+                if not (v59.__class__ is str or isinstance(v59, str)) or v59 not in _E16:
+                    _fail("must be one of ['added', 'removed', 'unresolved', 'excluded_machinery', 'unreachable', 'zero', 'changed']", v59, path, ('metadata', 'torchlens.diff.status', ), _D17, 'enum')
+            if 'torchlens.diff.max_abs_delta' in v3:
+                v60 = v3['torchlens.diff.max_abs_delta']
+                if not (v60.__class__ is str or isinstance(v60, str)):
+                    _fail('must be string', v60, path, ('metadata', 'torchlens.diff.max_abs_delta', ), _D7, 'type')
+                if True:
+                    v61 = len(v60)
+                    if v61 < 1:
+                        _fail('must be longer than or equal to 1 characters', v60, path, ('metadata', 'torchlens.diff.max_abs_delta', ), _D7, 'minLength')
+                    if v61 > 2000:
+                        _fail('must be shorter than or equal to 2000 characters', v60, path, ('metadata', 'torchlens.diff.max_abs_delta', ), _D7, 'maxLength')
+                    if not ('\n' not in v60 and '\r' not in v60):
+                        _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v60, path, ('metadata', 'torchlens.diff.max_abs_delta', ), _D7, 'pattern')
+            if 'torchlens.diff.reference_label' in v3:
+                v62 = v3['torchlens.diff.reference_label']
+                if not (v62.__class__ is str or isinstance(v62, str)):
+                    _fail('must be string', v62, path, ('metadata', 'torchlens.diff.reference_label', ), _D7, 'type')
+                if True:
+                    v63 = len(v62)
+                    if v63 < 1:
+                        _fail('must be longer than or equal to 1 characters', v62, path, ('metadata', 'torchlens.diff.reference_label', ), _D7, 'minLength')
+                    if v63 > 2000:
+                        _fail('must be shorter than or equal to 2000 characters', v62, path, ('metadata', 'torchlens.diff.reference_label', ), _D7, 'maxLength')
+                    if not ('\n' not in v62 and '\r' not in v62):
+                        _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v62, path, ('metadata', 'torchlens.diff.reference_label', ), _D7, 'pattern')
+            if 'torchlens.diff.verdict' in v3:
+                v64 = v3['torchlens.diff.verdict']
+                if not (v64.__class__ is str or isinstance(v64, str)):
+                    _fail('must be string', v64, path, ('metadata', 'torchlens.diff.verdict', ), _D7, 'type')
+                if True:
+                    v65 = len(v64)
+                    if v65 < 1:
+                        _fail('must be longer than or equal to 1 characters', v64, path, ('metadata', 'torchlens.diff.verdict', ), _D7, 'minLength')
+                    if v65 > 2000:
+                        _fail('must be shorter than or equal to 2000 characters', v64, path, ('metadata', 'torchlens.diff.verdict', ), _D7, 'maxLength')
+                    if not ('\n' not in v64 and '\r' not in v64):
+                        _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v64, path, ('metadata', 'torchlens.diff.verdict', ), _D7, 'pattern')
+            if 'torchlens.diff.detail' in v3:
+                v66 = v3['torchlens.diff.detail']
+                if not (v66.__class__ is str or isinstance(v66, str)):
+                    _fail('must be string', v66, path, ('metadata', 'torchlens.diff.detail', ), _D9, 'type')
+                if True:
+                    v67 = len(v66)
+                    if v67 < 1:
+                        _fail('must be longer than or equal to 1 characters', v66, path, ('metadata', 'torchlens.diff.detail', ), _D9, 'minLength')
+                    if v67 > 2000:
+                        _fail('must be shorter than or equal to 2000 characters', v66, path, ('metadata', 'torchlens.diff.detail', ), _D9, 'maxLength')
+            if 'torchlens.diff.row_counts' in v3:
+                v68 = v3['torchlens.diff.row_counts']
+                if not (v68.__class__ is str or isinstance(v68, str)):
+                    _fail('must be string', v68, path, ('metadata', 'torchlens.diff.row_counts', ), _D7, 'type')
+                if True:
+                    v69 = len(v68)
+                    if v69 < 1:
+                        _fail('must be longer than or equal to 1 characters', v68, path, ('metadata', 'torchlens.diff.row_counts', ), _D7, 'minLength')
+                    if v69 > 2000:
+                        _fail('must be shorter than or equal to 2000 characters', v68, path, ('metadata', 'torchlens.diff.row_counts', ), _D7, 'maxLength')
+                    if not ('\n' not in v68 and '\r' not in v68):
+                        _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v68, path, ('metadata', 'torchlens.diff.row_counts', ), _D7, 'pattern')
     return data
 
 
