@@ -106,6 +106,8 @@ def companion_problems(companion: Any, shown: Shown | None, *, built: bool = Fal
     nonfinite: list[Problem] = []  # reported first, as when the schema fails
     unseen: list[Problem] = []
     for section in ("metadata", "metrics"):
+        if _no_problem(companion[section], targets, mismatch is not None):
+            continue
         seen: dict[tuple[str, str, str], int] = {}
         for i, row in enumerate(companion[section]):
             kind, target, name, value = row["kind"], row["target"], row["name"], row["value"]
@@ -133,6 +135,25 @@ def companion_problems(companion: Any, shown: Shown | None, *, built: bool = Fal
                 )
     yield from nonfinite
     yield from unseen
+
+
+def _no_problem(rows: list[dict[str, Any]], targets: dict[str, frozenset[str]], mismatched: bool) -> bool:
+    """True when no row of a schema-valid section has a problem :func:`companion_problems`
+    reports, told section-wide (a built companion has thousands of rows); False sends the
+    section through the row-by-row loop, which finds and orders them."""
+    keys = [(row["kind"], row["target"], row["name"]) for row in rows]
+    if len(set(keys)) != len(keys):
+        return False
+    for kind, target in {(kind, target) for kind, target, _ in keys}:
+        names = targets.get(kind)
+        if names is not None and target not in names and (not mismatched or kind == CompanionKind.MODEL):
+            return False
+    others = [v for v in [row["value"] for row in rows] if v.__class__ is not str and v.__class__ is not int]
+    floats = [v for v in others if v.__class__ is float]
+    if len(floats) != len(others) and not all(map(_finite, others)):
+        return False
+    # A sum is finite only if every term is (a finite sum past float's range sends the section on).
+    return math.isfinite(sum(floats))
 
 
 def parse_artifact(text: str, data: Any = None) -> tuple[onnx.ModelProto | None, list[Problem]]:
