@@ -10,6 +10,7 @@ schema by $id). Non-finite floats are not JSON and are never drawn.
 
 from __future__ import annotations
 
+import math
 import copy
 import importlib
 import importlib.util
@@ -723,3 +724,23 @@ def test_the_cross_reference_check_owns_target_rules() -> None:
     assert problems(row(kind="value", target="nowhere"))
     assert problems(row(kind="function"))  # schema refusals surface here too
     assert problems(row(name="a\n"))
+
+
+def test_the_cross_reference_check_names_each_problem_among_many_clean_rows() -> None:
+    """A section is cleared at once when clean; one bad row among thousands is still named
+    where it is, and finite values whose sum leaves float's range are no problem."""
+    validation = pytest.importorskip("tlnetron.check.validation")
+    shown = validation.Shown(nodes=frozenset({"conv1"}), values=frozenset({"conv1_out"}), functions=frozenset())
+    many = [row(kind="value", target="conv1_out", name=f"row {i}", value=float(i)) for i in range(3000)]
+
+    def where(rows: list[dict[str, Any]]) -> list[str]:
+        return [p.where for p in validation.companion_problems(companion(*rows), shown, built=True)]
+
+    assert where(many) == []
+    assert (
+        where([*many, row(value=1.7e308), row(name="other", value=1.7e308), row(name="x", value=[1e308, 1e308])]) == []
+    )
+    assert where([*many[:1500], row(value=math.nan), *many[1500:]]) == ["metrics[1500]"]
+    assert where([*many, row(kind="value", target="conv1_out", name="row 7", value=1)]) == ["metrics[3000]"]
+    assert where([*many[:10], row(target="gone"), *many[10:]]) == ["metrics[10]"]
+    assert where([*many, row(name="list", value=[1.0, math.inf])]) == ["metrics[3000]"]
