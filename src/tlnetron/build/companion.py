@@ -9,7 +9,7 @@ body) or the model (``target: ""``); units sit in row names because Netron shows
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from .._generated.vocab import (
@@ -61,18 +61,6 @@ def _row(kind: str, target: str, name: str, value: Any) -> Row:
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) > _JS_SAFE:
         value = str(value)
     return {"kind": kind, "target": target, "name": name, "value": value}
-
-
-def _value_rows(target: str, stats: TensorStats, append: Callable[[Row], None]) -> None:
-    """``stats``' value rows (:func:`stats_rows`), seven per tensor and so the bulk of a
-    companion: rows are made here directly, and only an int (a count, an integer extreme)
-    goes through :func:`_row`'s rule."""
-    kind = CompanionKind.VALUE
-    for name, value in stats_rows(stats):
-        if value.__class__ is float:
-            append({"kind": kind, "target": target, "name": name, "value": value})
-        else:
-            append(_row(kind, target, name, value))
 
 
 def build_companion(
@@ -140,8 +128,11 @@ def build_companion(
             metrics.append(
                 _row(CompanionKind.MODEL, "", CompanionRow.FIRST_NON_FINITE_OUTPUT, first_bad.split("\n", 1)[0])
             )
-        for target, parts in _stats_per_value(projection, stats, values, layers):
-            _value_rows(target, parts[0] if len(parts) == 1 else merged_stats(parts), append)
+        value_kind = CompanionKind.VALUE
+        per_value = _stats_per_value(projection, stats, values, layers)
+        for target, parts in per_value:
+            for row_name, value in stats_rows(parts[0] if len(parts) == 1 else merged_stats(parts)):
+                append(_row(value_kind, target, row_name, value))
     return {"signature": COMPANION_SIGNATURE, "metadata": metadata, "metrics": metrics}
 
 
