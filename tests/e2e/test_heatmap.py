@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+import xml.etree.ElementTree as ET
+
 import json
 import time
 from collections.abc import Iterator
@@ -186,6 +189,14 @@ def test_render_svg_is_netrons_export_coloured_and_deterministic(zoo_trace: Any,
     assert text.count('class="node graph-node') == len(artifact["graph"]["node"])
     assert 'rect class="tlnetron-heat"' in text
     assert pictures[0].read_bytes() == pictures[1].read_bytes()
+    # The picture says what its colours mean: the page's legend, drawn into the graph Netron exports.
+    legend = ET.fromstring(text).find(".//{http://www.w3.org/2000/svg}g[@id='tlnetron-picture-legend']")
+    assert legend is not None, "the legend is not in the exported picture"
+    words = [t.text for t in legend.iter("{http://www.w3.org/2000/svg}text")]
+    assert words[0] == "colour by observed time" and words[-1] == "no value", words
+    assert re.fullmatch(r"[0-9.e+-]+ – [0-9.e+-]+ µs( \(log scale\))?", words[1]), words
+    fills = [r.get("fill") for r in legend.iter("{http://www.w3.org/2000/svg}rect")]
+    assert fills[0] == "#440154" and "#fde725" in fills and fills[-1] == NEUTRAL, fills
 
 
 def test_render_function_draws_the_first_calls_body(zoo_trace: Any, tmp_path: Path) -> None:

@@ -10,6 +10,8 @@
 //   schemes: the colour schemes, in the vocabulary's order, each {name, label} and where a node's value
 //     comes from (vocab.COLOUR_SCHEMES, generated from the schema: rows, attribute, node_meta or
 //     value_rows; unit or categories [value, label, colour]); initial: the first choice.
+// With ?picture=1 in the page's address (tlnetron render), the legend is also drawn into Netron's
+// graph, above its top-left corner, so File > Export carries it into the .svg / .png.
 (() => {
     'use strict';
     const NEUTRAL = '#d9d9d9';
@@ -97,6 +99,47 @@
 
     const format = (v) => (Math.abs(v) >= 1e4 ? v.toExponential(2) : String(Math.round(v * 1000) / 1000));
 
+    // The legend as SVG in Netron's #origin (what its export clones and translates), so a picture
+    // says what its colours mean. No grapher.css rule names these elements: their fills survive export.
+    const PICTURE_LEGEND = 'tlnetron-picture-legend';
+    const pictureLegend = (doc, title, range, swatches) => {
+        const origin = doc.getElementById('origin');
+        if (!origin) {
+            return;
+        }
+        const ns = 'http://www.w3.org/2000/svg';
+        const graph = origin.getBBox();
+        const g = doc.createElementNS(ns, 'g');
+        g.setAttribute('id', PICTURE_LEGEND);
+        const add = (tag, attrs) => {
+            const e = doc.createElementNS(ns, tag);
+            for (const [k, v] of Object.entries(attrs)) {
+                e.setAttribute(k, String(v));
+            }
+            g.appendChild(e);
+            return e;
+        };
+        const text = (x, y, words) => {
+            add('text', { x, y, 'font-family': 'sans-serif', 'font-size': 11, fill: '#222' }).textContent = words;
+        };
+        let y = 11;
+        text(0, y, title);
+        if (range !== null) {
+            const w = 160 / VIRIDIS.length;
+            VIRIDIS.forEach((c, i) => add('rect', { x: i * w, y: y + 5, width: w + 0.5, height: 10, fill: c }));
+            y += 29;
+            text(0, y, range);
+        }
+        for (const [c, words] of swatches) {
+            y += 16;
+            add('rect', { x: 0, y: y - 9, width: 10, height: 10, fill: c, stroke: '#999', 'stroke-width': 1 });
+            text(16, y, words);
+        }
+        g.setAttribute('transform', `translate(${graph.x}, ${graph.y - y - 20})`);
+        origin.appendChild(g);
+    };
+    const picture = new URLSearchParams(window.location.search).get('picture') === '1';
+
     const attach = (getDocument, mount, model, companion, schemes, initial) => {
         const data = tables(model, companion);
         const table = new Map(schemes.map((s) => [s.name, s]));
@@ -146,6 +189,10 @@
         };
         const painted = (doc) => doc.querySelectorAll('#nodes > g.node[data-tlnetron-colour]');
         const clear = (doc) => {
+            const drawn = doc.getElementById(PICTURE_LEGEND);
+            if (drawn) {
+                drawn.remove();
+            }
             for (const g of painted(doc)) {
                 const item = g.querySelector(':scope > g.node-item-type');
                 if (item) {
@@ -185,6 +232,8 @@
             const entry = table.get(scheme);
             const values = nodes.map((g) => valueOf(entry, g.id.slice('node-name-'.length), data));
             let colour;
+            let range = null;  // the legend's, for a picture: the scale's range, and its swatches
+            const swatches = [];
             const categories = entry.categories && entry.categories.map(([, label, c]) => [label, c]);
             if (categories) {
                 const map = new Map(categories);
@@ -199,21 +248,25 @@
                 legend.innerHTML = '';
                 const bar = own.createElement('div');
                 bar.setAttribute('style', `height:10px;margin:3px 0;background:linear-gradient(to right,${VIRIDIS.join(',')})`);
-                const range = own.createElement('div');
-                range.textContent = numbers.length ?
+                range = numbers.length ?
                     `${format(lo)} – ${format(hi)} ${entry.unit}${log ? ' (log scale)' : ''}` : 'no node here has a value';
+                const shown = own.createElement('div');
+                shown.textContent = range;
                 legend.appendChild(bar);
-                legend.appendChild(range);
+                legend.appendChild(shown);
                 if (values.includes(0)) {
-                    legend.appendChild(swatch(ZERO, `0 ${entry.unit}`));
+                    swatches.push([ZERO, `0 ${entry.unit}`]);
                 }
             }
             if (categories) {
                 for (const [name, c] of categories) {
-                    legend.appendChild(swatch(c, name));
+                    swatches.push([c, name]);
                 }
             }
-            legend.appendChild(swatch(NEUTRAL, 'no value'));
+            swatches.push([NEUTRAL, 'no value']);
+            for (const [c, words] of swatches) {
+                legend.appendChild(swatch(c, words));
+            }
             nodes.forEach((g, i) => {
                 const item = g.querySelector(':scope > g.node-item-type');
                 if (!item) {
@@ -254,6 +307,9 @@
                     g.setAttribute('data-tlnetron-value', String(values[i]));
                 }
             });
+            if (picture) {
+                pictureLegend(doc, `colour by ${entry.label}`, range, swatches);
+            }
         };
         select.addEventListener('change', () => {
             scheme = select.value;
@@ -286,7 +342,6 @@
         };
         watch();
         paint();
-        return { paint, watch, set: (name) => { select.value = name; scheme = table.has(name) ? name : 'none'; paint(); } };
     };
     window.tlnetronHeatmap = { attach };
 })();

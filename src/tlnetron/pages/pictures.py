@@ -159,7 +159,8 @@ def render(
             try:
                 page = _loopback_context(browser, result.url).new_page()
                 page.set_default_timeout(timeout * 1000)
-                page.goto(result.url + f"?colour={colour_by}")
+                # picture=1: the heat map draws its legend into the graph, where the export takes it.
+                page.goto(result.url + f"?colour={colour_by}" + ("&picture=1" if colour_by != "none" else ""))
                 _wait_for_drawing(page, attachment is not None, drill, colour_by, timeout)
                 frame = page.frame_locator("#netron")
                 frame.locator("body").focus()
@@ -234,7 +235,13 @@ def _wait_for_drawing(page: Any, with_companion: bool, drill: list[str], colour_
         "Netron to finish its layout",
     )
     _until(
-        lambda: colour_by == "none" or frame.locator("#nodes > g.node[data-tlnetron-colour]").count() > 0,
+        lambda: (
+            colour_by == "none"
+            or (
+                frame.locator("#nodes > g.node[data-tlnetron-colour]").count() > 0
+                and frame.locator("#tlnetron-picture-legend").count() == 1
+            )
+        ),
         timeout,
         "the heat map",
     )
