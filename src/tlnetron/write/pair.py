@@ -322,8 +322,10 @@ def write_in_flight(artifact: Path) -> bool:
 
 
 _Read = TypeVar("_Read")
-_PAIR_TRIES = 600
-"""A reader waits out writers this many times (a pause each) before taking what it has."""
+_PAIR_PAUSE = 0.005
+"""Seconds a reader pauses before reading again: short, as the gap between two exports is."""
+_PAIR_TRIES = 6000
+"""A reader waits out writers this many times (30 s of pauses) before taking what it has."""
 
 
 def read_pair(artifact: Path, companion: Path, read: Callable[[Path], _Read]) -> tuple[_Read, _Read]:
@@ -338,7 +340,7 @@ def read_pair(artifact: Path, companion: Path, read: Callable[[Path], _Read]) ->
         first, second = read(artifact), read(companion)
         if before == _identity(artifact) and not write_in_flight(artifact):
             return first, second
-        time.sleep(0.05)
+        time.sleep(_PAIR_PAUSE)
     return first, second
 
 
