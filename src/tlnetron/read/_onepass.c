@@ -22,6 +22,8 @@
 
 enum { K_F32, K_F64, K_I64, K_I32, K_I16, K_I8, K_U8, K_BOOL, K_COUNT };
 static const Py_ssize_t WIDTH[K_COUNT] = {4, 8, 8, 4, 2, 1, 1, 1};
+/* The kinds' torch dtype names, in kind order: the module's KINDS, which the caller numbers by. */
+static const char *KIND_NAMES[K_COUNT] = {"float32", "float64", "int64", "int32", "int16", "int8", "uint8", "bool"};
 enum { P_MAIN, P_FINITE, P_SPREAD };
 
 typedef struct {
@@ -341,4 +343,18 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_onepass", NULL, -1, methods};
 
-PyMODINIT_FUNC PyInit__onepass(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__onepass(void) {
+    PyObject *m = PyModule_Create(&module);
+    PyObject *kinds = m ? PyTuple_New(K_COUNT) : NULL;
+    for (int k = 0; kinds && k < K_COUNT; k++) {
+        PyObject *name = PyUnicode_FromString(KIND_NAMES[k]);
+        if (name == NULL) { Py_CLEAR(kinds); break; }
+        PyTuple_SET_ITEM(kinds, k, name);
+    }
+    if (kinds == NULL || PyModule_AddObject(m, "KINDS", kinds) < 0) {
+        Py_XDECREF(kinds);
+        Py_XDECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -25,7 +25,8 @@ except ImportError:  # pragma: no cover - a build without a C compiler
 __all__ = ["ONE_PASS", "Gather", "finite_float", "merged_stats", "one_thread", "tensor_stats"]
 
 ONE_PASS = _onepass is not None
-"""True when this build reads float tensors with the compiled single pass."""
+"""True when this build reads real tensors (floats, integers, bool) with the compiled single pass."""
+_BOOL_KIND = _onepass.KINDS.index("bool") if _onepass is not None else -1
 
 
 @contextlib.contextmanager
@@ -186,9 +187,8 @@ def _zeros(torch: Any, t: Any, a: Any) -> int:
 
 
 _Item = tuple[int, int, Any, Any]  # a tensor for the single pass: data pointer, kind, sizes, strides
-_Raw = tuple[
-    Any, Any, float | None, float | None, int, int, int
-]  # min, max, mean, var, zeros, NaNs, Infs (finite elements)
+# its min, max, mean, var (of the finite elements), zeros, NaNs, Infs
+_Raw = tuple[Any, Any, float | None, float | None, int, int, int]
 
 
 class Gather:
@@ -202,7 +202,7 @@ class Gather:
     :func:`tensor_stats`.
     """
 
-    __slots__ = ("_at", "_bools", "_items", "_kinds", "_read", "_tensors", "_torch")
+    __slots__ = ("_at", "_items", "_kinds", "_read", "_tensors", "_torch")
 
     def __init__(self, one_pass: bool = ONE_PASS) -> None:
         import torch
@@ -211,18 +211,9 @@ class Gather:
         if one_pass and _onepass is not None:
             self._read = _onepass.onepass
         self._torch = torch if self._read is not None else None
-        # the compiled read's kind numbers (_onepass.c); float16 / bfloat16 / float8 are read as float32 copies
-        self._kinds = {
-            torch.float32: 0,
-            torch.float64: 1,
-            torch.int64: 2,
-            torch.int32: 3,
-            torch.int16: 4,
-            torch.int8: 5,
-            torch.uint8: 6,
-            torch.bool: 7,
-        }
-        self._bools: set[int] = set()
+        # dtype -> the compiled read's kind (its KINDS order); float16 / bfloat16 / float8 are read as float32 copies
+        kinds = _onepass.KINDS if _onepass is not None else ()
+        self._kinds = {getattr(torch, name): kind for kind, name in enumerate(kinds)}
         self._at: list[int] = []
         self._tensors: list[Any] = []
         self._items: list[_Item] = []
@@ -241,9 +232,7 @@ class Gather:
             if not (dtype.is_floating_point and dtype.itemsize < 4):
                 return tensor_stats(t)
             t = t.detach().float()  # float16, bfloat16, float8: summed in float32, as tensor_stats does
-            kind = 0
-        elif kind == 7:
-            self._bools.add(at)
+            kind = self._kinds[torch.float32]
         self._at.append(at)
         self._tensors.append(t)
         self._items.append((t.data_ptr(), kind, shape, t.stride()))
@@ -269,8 +258,12 @@ class Gather:
                     thread.join()
                 raw = done[0] if done else (read(items) if read is not None else [])
                 with one_thread():
-                    bools = self._bools
-                    cache.append({at: _finished(t, r, at in bools) for at, t, r in zip(self._at, self._tensors, raw)})
+                    cache.append(
+                        {
+                            at: _finished(t, r, item[1] == _BOOL_KIND)
+                            for at, t, item, r in zip(self._at, self._tensors, items, raw)
+                        }
+                    )
             return cache[0]
 
         return result
