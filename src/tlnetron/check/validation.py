@@ -113,9 +113,7 @@ def companion_problems(companion: Any, shown: Shown | None, *, built: bool = Fal
             kind, target, name, value = row["kind"], row["target"], row["name"], row["value"]
             if isinstance(value, (float, list)) and not _finite(value):
                 nonfinite.append(Problem(code, f"{section}[{i}]", _NOT_FINITE))
-            names = targets.get(kind)
-            # Against another export's artifact, only model rows' targets say anything.
-            if names is not None and target not in names and (mismatch is None or kind == CompanionKind.MODEL):
+            if _unshown(targets, kind, target, mismatch is not None):
                 what = _NOWHERE.get(kind, "nothing shown has this name")
                 unseen.append(
                     Problem(
@@ -137,6 +135,13 @@ def companion_problems(companion: Any, shown: Shown | None, *, built: bool = Fal
     yield from unseen
 
 
+def _unshown(targets: dict[str, frozenset[str]], kind: str, target: str, mismatched: bool) -> bool:
+    """Whether a row's target names nothing Netron shows for its kind. Against another
+    export's artifact (``mismatched``), only model rows' targets say anything."""
+    names = targets.get(kind)
+    return names is not None and target not in names and (not mismatched or kind == CompanionKind.MODEL)
+
+
 def _no_problem(rows: list[dict[str, Any]], targets: dict[str, frozenset[str]], mismatched: bool) -> bool:
     """True when no row of a schema-valid section has a problem :func:`companion_problems`
     reports, told section-wide (a built companion has thousands of rows); False sends the
@@ -144,10 +149,8 @@ def _no_problem(rows: list[dict[str, Any]], targets: dict[str, frozenset[str]], 
     keys = [(row["kind"], row["target"], row["name"]) for row in rows]
     if len(set(keys)) != len(keys):
         return False
-    for kind, target in {(kind, target) for kind, target, _ in keys}:
-        names = targets.get(kind)
-        if names is not None and target not in names and (not mismatched or kind == CompanionKind.MODEL):
-            return False
+    if any(_unshown(targets, kind, target, mismatched) for kind, target in {(k, t) for k, t, _ in keys}):
+        return False
     others = [v for v in [row["value"] for row in rows] if v.__class__ is not str and v.__class__ is not int]
     floats = [v for v in others if v.__class__ is float]
     if len(floats) != len(others) and not all(map(_finite, others)):
