@@ -358,7 +358,6 @@ class _Compiler:
         # Required properties are looked up by name (a missing one raises KeyError, free until it
         # does) and the key set is compared only when the object has more keys than required:
         # thousands of rows cost a few lookups each, not a loop over their keys.
-        allowed = self.const(frozenset(props), "_S")
         looked_up: dict[str, str] = {}
         if required:
             needed = self.const(tuple(required), "_R")
@@ -376,6 +375,7 @@ class _Compiler:
             # With every required key present, as many keys as required means no others.
             only_required = set(required) <= set(props) and len(set(required)) == len(required)
             size = f"len({var}) != {len(required)} and " if only_required and required else ""
+            allowed = self.const(frozenset(props), "_S")
             out.append(f"{inner}if {size}not {var}.keys() <= {allowed}:")
             out.append(
                 f"{inner}    {self.use('_fail')}('must not contain ' + str(sorted(k for k in {var} if k not in "
@@ -400,7 +400,7 @@ class _Compiler:
             self.emit(extra, value, [*path, key], rest, depth + 3, doc)
             if rest:
                 out.append(f"{inner}for {key}, {value} in {var}.items():")
-                out.append(f"{inner}    if {key} not in {allowed}:")
+                out.append(f"{inner}    if {key} not in {self.const(frozenset(props), '_S')}:")
                 out.extend(rest)
 
     def _kw_array(self, site: _Site) -> None:

@@ -14,16 +14,16 @@ from typing import TypeVar
 from ._runtime import _fail, _is_integer, _is_number
 
 _D0 = {'$schema': 'http://json-schema.org/draft-07/schema#', '$id': 'urn:tlnetron:schema:baseline-summary:1', 'title': 'tlnetron baseline diff summary', 'description': 'The decoded value of the model metadata row torchlens.baseline when baseline_kind is trace.', 'version': '1.0.0', 'type': 'object', 'additionalProperties': False, 'required': ['direction', 'row_counts', 'removed_labels', 'source'], 'properties': {'direction': {'type': 'object', 'additionalProperties': False, 'required': ['subject', 'reference'], 'properties': {'subject': {'type': 'string', 'description': 'The exported capture (what the graph draws).'}, 'reference': {'type': 'string', 'description': 'The baseline capture compared against.'}}}, 'row_counts': {'type': 'object', 'additionalProperties': False, 'required': ['added', 'removed', 'unresolved', 'excluded_machinery', 'unreachable', 'zero', 'changed'], 'properties': {'added': {'type': 'integer', 'minimum': 0}, 'removed': {'type': 'integer', 'minimum': 0}, 'unresolved': {'type': 'integer', 'minimum': 0}, 'excluded_machinery': {'type': 'integer', 'minimum': 0}, 'unreachable': {'type': 'integer', 'minimum': 0}, 'zero': {'type': 'integer', 'minimum': 0}, 'changed': {'type': 'integer', 'minimum': 0}}}, 'removed_labels': {'type': 'array', 'items': {'type': 'string'}, 'description': 'Reference-only op labels the subject graph cannot draw.'}, 'source': {'type': 'string', 'description': 'The TorchLens function that produced the rows.'}}}
-_S1 = frozenset(('direction', 'removed_labels', 'row_counts', 'source'))
-_R2 = ('direction', 'row_counts', 'removed_labels', 'source')
+_R1 = ('direction', 'row_counts', 'removed_labels', 'source')
+_S2 = frozenset(('direction', 'removed_labels', 'row_counts', 'source'))
 _D3 = {'type': 'object', 'additionalProperties': False, 'required': ['subject', 'reference'], 'properties': {'subject': {'type': 'string', 'description': 'The exported capture (what the graph draws).'}, 'reference': {'type': 'string', 'description': 'The baseline capture compared against.'}}}
-_S4 = frozenset(('reference', 'subject'))
-_R5 = ('subject', 'reference')
+_R4 = ('subject', 'reference')
+_S5 = frozenset(('reference', 'subject'))
 _D6 = {'type': 'string', 'description': 'The exported capture (what the graph draws).'}
 _D7 = {'type': 'string', 'description': 'The baseline capture compared against.'}
 _D8 = {'type': 'object', 'additionalProperties': False, 'required': ['added', 'removed', 'unresolved', 'excluded_machinery', 'unreachable', 'zero', 'changed'], 'properties': {'added': {'type': 'integer', 'minimum': 0}, 'removed': {'type': 'integer', 'minimum': 0}, 'unresolved': {'type': 'integer', 'minimum': 0}, 'excluded_machinery': {'type': 'integer', 'minimum': 0}, 'unreachable': {'type': 'integer', 'minimum': 0}, 'zero': {'type': 'integer', 'minimum': 0}, 'changed': {'type': 'integer', 'minimum': 0}}}
-_S9 = frozenset(('added', 'changed', 'excluded_machinery', 'removed', 'unreachable', 'unresolved', 'zero'))
-_R10 = ('added', 'removed', 'unresolved', 'excluded_machinery', 'unreachable', 'zero', 'changed')
+_R9 = ('added', 'removed', 'unresolved', 'excluded_machinery', 'unreachable', 'zero', 'changed')
+_S10 = frozenset(('added', 'changed', 'excluded_machinery', 'removed', 'unreachable', 'unresolved', 'zero'))
 _D11 = {'type': 'integer', 'minimum': 0}
 _D12 = {'type': 'array', 'items': {'type': 'string'}, 'description': 'Reference-only op labels the subject graph cannot draw.'}
 _D13 = {'type': 'string'}
@@ -40,9 +40,9 @@ def _validate(data, path=('data',)):
             v3 = data['removed_labels']
             v4 = data['source']
         except KeyError:
-            _fail('must contain ' + str(sorted(k for k in _R2 if k not in data)) + ' properties', data, path, (), _D0, 'required')
-        if len(data) != 4 and not data.keys() <= _S1:
-            _fail('must not contain ' + str(sorted(k for k in data if k not in _S1)) + ' properties', data, path, (), _D0, 'additionalProperties')
+            _fail('must contain ' + str(sorted(k for k in _R1 if k not in data)) + ' properties', data, path, (), _D0, 'required')
+        if len(data) != 4 and not data.keys() <= _S2:
+            _fail('must not contain ' + str(sorted(k for k in data if k not in _S2)) + ' properties', data, path, (), _D0, 'additionalProperties')
         if not (v1.__class__ is dict or isinstance(v1, dict)):
             _fail('must be object', v1, path, ('direction', ), _D3, 'type')
         if True:
@@ -50,9 +50,9 @@ def _validate(data, path=('data',)):
                 v5 = v1['subject']
                 v6 = v1['reference']
             except KeyError:
-                _fail('must contain ' + str(sorted(k for k in _R5 if k not in v1)) + ' properties', v1, path, ('direction', ), _D3, 'required')
-            if len(v1) != 2 and not v1.keys() <= _S4:
-                _fail('must not contain ' + str(sorted(k for k in v1 if k not in _S4)) + ' properties', v1, path, ('direction', ), _D3, 'additionalProperties')
+                _fail('must contain ' + str(sorted(k for k in _R4 if k not in v1)) + ' properties', v1, path, ('direction', ), _D3, 'required')
+            if len(v1) != 2 and not v1.keys() <= _S5:
+                _fail('must not contain ' + str(sorted(k for k in v1 if k not in _S5)) + ' properties', v1, path, ('direction', ), _D3, 'additionalProperties')
             if not (v5.__class__ is str or isinstance(v5, str)):
                 _fail('must be string', v5, path, ('direction', 'subject', ), _D6, 'type')
             if not (v6.__class__ is str or isinstance(v6, str)):
@@ -69,9 +69,9 @@ def _validate(data, path=('data',)):
                 v12 = v2['zero']
                 v13 = v2['changed']
             except KeyError:
-                _fail('must contain ' + str(sorted(k for k in _R10 if k not in v2)) + ' properties', v2, path, ('row_counts', ), _D8, 'required')
-            if len(v2) != 7 and not v2.keys() <= _S9:
-                _fail('must not contain ' + str(sorted(k for k in v2 if k not in _S9)) + ' properties', v2, path, ('row_counts', ), _D8, 'additionalProperties')
+                _fail('must contain ' + str(sorted(k for k in _R9 if k not in v2)) + ' properties', v2, path, ('row_counts', ), _D8, 'required')
+            if len(v2) != 7 and not v2.keys() <= _S10:
+                _fail('must not contain ' + str(sorted(k for k in v2 if k not in _S10)) + ' properties', v2, path, ('row_counts', ), _D8, 'additionalProperties')
             if not (v7.__class__ is int or _is_integer(v7)):
                 _fail('must be integer', v7, path, ('row_counts', 'added', ), _D11, 'type')
             if _is_number(v7) and v7 < 0:
