@@ -10,6 +10,7 @@ body) or the model (``target: ""``); units sit in row names because Netron shows
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from types import ModuleType
 from typing import Any
 
 from .._generated.vocab import (
@@ -21,12 +22,18 @@ from .._generated.vocab import (
 from ..ir.drawing import PNode, Projection
 from ..ir.trace import TensorStats
 from ..read.stats import merged_stats
-from ..words.facts import share_rows, stats_rows, total_rows
+from ..words.facts import STATS_ROW_NAMES, share_rows, stats_rows, total_rows
 from ..words.node import NodeWords, words_of
 from .export_id import PLACEHOLDER
 from .serialize import dumps_bytes
 
-__all__ = ["build_companion", "companion_bytes", "drawn_values", "iter_nodes"]
+_rows: ModuleType | None
+try:  # the compiled value rows (setup.py); without it, the same rows are made in Python
+    from . import _rows
+except ImportError:  # pragma: no cover - a build without a C compiler
+    _rows = None
+
+__all__ = ["build_companion", "companion_bytes", "drawn_values", "iter_nodes", "value_rows"]
 
 Row = dict[str, Any]
 
@@ -128,12 +135,23 @@ def build_companion(
             metrics.append(
                 _row(CompanionKind.MODEL, "", CompanionRow.FIRST_NON_FINITE_OUTPUT, first_bad.split("\n", 1)[0])
             )
-        value_kind = CompanionKind.VALUE
         per_value = _stats_per_value(projection, stats, values, layers)
-        for target, parts in per_value:
-            for row_name, value in stats_rows(parts[0] if len(parts) == 1 else merged_stats(parts)):
-                append(_row(value_kind, target, row_name, value))
+        value_rows(
+            metrics, [(target, parts[0] if len(parts) == 1 else merged_stats(parts)) for target, parts in per_value]
+        )
     return {"signature": COMPANION_SIGNATURE, "metadata": metadata, "metrics": metrics}
+
+
+def value_rows(out: list[Row], pairs: Sequence[tuple[str, TensorStats]], compiled: bool = True) -> None:
+    """Append each ``(target, statistics)``'s value rows (:func:`stats_rows`) to ``out``;
+    made in C when built (``compiled``), with the same rows as Python's."""
+    if compiled and _rows is not None:
+        _rows.value_rows(out, CompanionKind.VALUE, STATS_ROW_NAMES, pairs)
+        return
+    append = out.append
+    for target, st in pairs:
+        for row_name, value in stats_rows(st):
+            append(_row(CompanionKind.VALUE, target, row_name, value))
 
 
 def _stats_per_value(

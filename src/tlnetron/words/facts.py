@@ -30,6 +30,7 @@ from ..ir.trace import TensorStats
 from ..perf import export_memo
 
 __all__ = [
+    "STATS_ROW_NAMES",
     "bytes_text",
     "companion_metric_rows",
     "compile_table",
@@ -257,20 +258,28 @@ def _sig(value: float) -> float:
     return float(f"{value:.7g}")
 
 
+STATS_ROW_NAMES = (
+    CompanionRow.MIN,
+    CompanionRow.MAX,
+    CompanionRow.MEAN,
+    CompanionRow.STD,
+    CompanionRow.NAN_COUNT,
+    CompanionRow.INF_COUNT,
+    CompanionRow.ZERO_FRACTION,
+)
+"""The value rows' names, in sidebar order (what :func:`stats_rows` names its rows)."""
+
+
 def stats_rows(stats: TensorStats) -> list[tuple[str, Any]]:
     """A captured tensor's value rows, in sidebar order; a statistic that is absent (see
     :class:`~tlnetron.ir.trace.TensorStats`) gives no row, so every value is a finite number."""
+    lo, hi, mean, std, nans, infs, zeros = STATS_ROW_NAMES
     out: list[tuple[str, Any]] = []
-    for name, value in (
-        (CompanionRow.MIN, stats.min),
-        (CompanionRow.MAX, stats.max),
-        (CompanionRow.MEAN, stats.mean),
-        (CompanionRow.STD, stats.std),
-    ):
+    for name, value in ((lo, stats.min), (hi, stats.max), (mean, stats.mean), (std, stats.std)):
         if value is not None:
             out.append((name, _sig(value) if isinstance(value, float) else value))
-    out.append((CompanionRow.NAN_COUNT, stats.nan_count))
-    out.append((CompanionRow.INF_COUNT, stats.inf_count))
+    out.append((nans, stats.nan_count))
+    out.append((infs, stats.inf_count))
     if stats.numel:
-        out.append((CompanionRow.ZERO_FRACTION, _sig(stats.zero_count / stats.numel)))
+        out.append((zeros, _sig(stats.zero_count / stats.numel)))
     return out
