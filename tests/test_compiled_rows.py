@@ -21,20 +21,19 @@ from hypothesis import strategies as st
 
 from tlnetron.build import companion as companion_mod
 from tlnetron.build.companion import value_rows
-from tlnetron.check import validation
 from tlnetron.check.validation import survey
 from tlnetron.ir.trace import TensorStats
 
 compiled = pytest.mark.skipif(
-    companion_mod._rows is None and not os.environ.get("TLNETRON_ONEPASS_REQUIRED"),
+    companion_mod.COMPILED is None and not os.environ.get("TLNETRON_ONEPASS_REQUIRED"),
     reason="tlnetron.build._rows is not built here (no C compiler at install)",
 )
 
 
 def test_the_compiled_rows_are_built_where_required() -> None:
     if os.environ.get("TLNETRON_ONEPASS_REQUIRED"):
-        assert companion_mod._rows is not None, "tlnetron.build._rows did not build: is a C compiler installed?"
-    if companion_mod._rows is None:
+        assert companion_mod.COMPILED is not None, "tlnetron.build._rows did not build: is a C compiler installed?"
+    if companion_mod.COMPILED is None:
         pytest.skip("not built here")
 
 
@@ -127,9 +126,10 @@ def test_seven_digit_rounding_matches_pythons_format() -> None:
 
 
 def test_value_rows_refuse_what_is_not_pairs() -> None:
-    if companion_mod._rows is None:
+    if companion_mod.COMPILED is None:
         pytest.skip("not built here")
-    rows = companion_mod._rows
+    rows = companion_mod.COMPILED
+    assert rows is not None
     with pytest.raises(TypeError):
         rows.value_rows([], "value", tuple("abcdefg"), [("t",)])
     with pytest.raises(TypeError):
@@ -208,7 +208,7 @@ def test_survey_sums_and_odd_values() -> None:
 
 
 def test_survey_refuses_what_is_not_a_section() -> None:
-    if companion_mod._rows is None:
+    if companion_mod.COMPILED is None:
         pytest.skip("not built here")
     with pytest.raises(TypeError):
         survey([1])  # type: ignore[list-item]
@@ -230,8 +230,7 @@ def test_the_export_writes_the_same_companion_either_way(monkeypatch: pytest.Mon
     torch.manual_seed(0)
     log = torchlens.trace(model, torch.randn(2, 6))
     first = tlnetron.export(log, tmp_path / "a.onnx.json", granularity="op")
-    monkeypatch.setattr(companion_mod, "_rows", None)
-    monkeypatch.setattr(validation, "_rows", None)
+    monkeypatch.setattr(companion_mod, "COMPILED", None)  # the rows and the survey alike
     again = tlnetron.export(log, tmp_path / "b.onnx.json", granularity="op")
     assert first.companion_bytes is not None and again.companion_bytes is not None
     a, b = json.loads(first.companion_bytes), json.loads(again.companion_bytes)

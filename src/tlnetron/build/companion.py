@@ -27,13 +27,15 @@ from ..words.node import NodeWords, words_of
 from .export_id import PLACEHOLDER
 from .serialize import dumps_bytes
 
-_rows: ModuleType | None
-try:  # the compiled value rows (setup.py); without it, the same rows are made in Python
-    from . import _rows
+COMPILED: ModuleType | None
+"""The compiled companion rows (``_rows.c``: value rows, and the section survey validation
+uses), or None where setup.py could not build them: Python then does the same work."""
+try:
+    from . import _rows as COMPILED
 except ImportError:  # pragma: no cover - a build without a C compiler
-    _rows = None
+    COMPILED = None
 
-__all__ = ["build_companion", "companion_bytes", "drawn_values", "iter_nodes", "value_rows"]
+__all__ = ["COMPILED", "build_companion", "companion_bytes", "drawn_values", "iter_nodes", "value_rows"]
 
 Row = dict[str, Any]
 
@@ -145,8 +147,8 @@ def build_companion(
 def value_rows(out: list[Row], pairs: Sequence[tuple[str, TensorStats]], compiled: bool = True) -> None:
     """Append each ``(target, statistics)``'s value rows (:func:`stats_rows`) to ``out``;
     made in C when built (``compiled``), with the same rows as Python's."""
-    if compiled and _rows is not None:
-        _rows.value_rows(out, CompanionKind.VALUE, STATS_ROW_NAMES, pairs)
+    if compiled and COMPILED is not None:
+        COMPILED.value_rows(out, CompanionKind.VALUE, STATS_ROW_NAMES, pairs)
         return
     append = out.append
     for target, st in pairs:

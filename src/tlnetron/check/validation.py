@@ -19,7 +19,7 @@ from google.protobuf import json_format
 
 from .._generated.vocab import CompanionKind, Domain, NodeRole, ValidationCode
 from ..build import _onnx as onnx  # onnx without its __init__ (numpy, ml_dtypes)
-from ..build.companion import _rows
+from ..build import companion as built_companion
 from ..build.metadata import decode_metadata
 from ..errors import Problem
 from ..read.files import MAX_DEPTH, too_deep
@@ -160,8 +160,9 @@ def survey(rows: list[dict[str, Any]], compiled: bool = True) -> tuple[bool, lis
     """A schema-valid section read once: whether no two rows share kind, target and name; the
     distinct (kind, target) pairs; the sum of the float values; the values neither str, int
     nor float. In C when built (``compiled``), with the same answers as Python's."""
-    if compiled and _rows is not None:
-        distinct, pairs, total, odd = _rows.survey(rows)
+    rows_c = built_companion.COMPILED  # read here, so a build without it is one switch
+    if compiled and rows_c is not None:
+        distinct, pairs, total, odd = rows_c.survey(rows)
         return bool(distinct), pairs, float(total), odd
     keys = [(row["kind"], row["target"], row["name"]) for row in rows]
     pairs = list(dict.fromkeys([(kind, target) for kind, target, _ in keys]))
