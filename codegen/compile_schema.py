@@ -47,7 +47,15 @@ PATTERN_PREDICATES = {
 
 
 # The helpers _runtime.py defines for validators (what a validator may import from it).
-RUNTIME_HELPERS = ("_fail", "_is_integer", "_is_number", "_json_key")
+RUNTIME_HELPERS = ("_fail", "_is_integer", "_is_number", "_json_key", "_rows_match")
+
+# An array of flat rows (objects of scalars and flat arrays) is first checked in one C call,
+# build/_rows.c's rows_match, from a spec written here; it answers True only when every row
+# surely matches, and otherwise the Python loop decides. Its masks spell JSON types as bits:
+ROW_TYPE_BITS = {"string": 1, "integer": 2, "number": 4, "boolean": 8, "array": 16, "object": 32, "null": 64}
+ONE_LINE = "^[^\\n\\r]*(?![\\s\\S])"  # the one pattern rows_match knows (PATTERN_PREDICATES' first)
+_ROW_KEYWORDS = frozenset({"type", "properties", "required", "additionalProperties"})
+_VALUE_KEYWORDS = frozenset({"type", "enum", "minLength", "maxLength", "pattern", "not", "items"})
 
 
 class CompileError(Exception):
@@ -79,7 +87,12 @@ RUNTIME = '''\
 
 from ._errors import JsonSchemaValueException
 
-__all__ = ["_fail", "_is_integer", "_is_number", "_json_key"]
+__all__ = ["_fail", "_is_integer", "_is_number", "_json_key", "_rows_match"]
+
+try:  # one C pass over an array of flat rows (tlnetron.build._rows); None in a build without C
+    from ..build._rows import rows_match as _rows_match
+except ImportError:
+    _rows_match = None
 
 
 def _name(path, *more):
@@ -162,6 +175,10 @@ class _Compiler:
             text = "frozenset(" + repr(tuple(sorted(value, key=repr))) + ")"
         else:
             text = repr(value)
+        return self.const_text(text, prefix)
+
+    def const_text(self, text: str, prefix: str) -> str:
+        """A module-level constant whose source is ``text`` (deduplicated by it)."""
         name = self.const_ids.get(text)
         if name is None:
             name = f"{prefix}{len(self.const_ids)}"
@@ -354,7 +371,8 @@ class _Compiler:
         extra = schema.get("additionalProperties", True)
         if not isinstance(props, dict) or not isinstance(required, list):
             raise CompileError("properties must be an object and required a list")
-        out.append(f"{pad}if True:" if site.known == "object" else f"{pad}if isinstance({var}, dict):")
+        guard = f"{pad}if True:" if site.known == "object" else f"{pad}if isinstance({var}, dict):"
+        out.append(guard)
         # Required properties are looked up by name (a missing one raises KeyError, free until it
         # does) and the key set is compared only when the object has more keys than required:
         # thousands of rows cost a few lookups each, not a loop over their keys.
@@ -372,14 +390,15 @@ class _Compiler:
                 f"path, {self.more(path)}, {self.const(schema)}, 'required')"
             )
         if extra is False:
+            # (the offending keys are sorted as text: a Python caller's dict may hold other keys)
             # With every required key present, as many keys as required means no others.
             only_required = set(required) <= set(props) and len(set(required)) == len(required)
             size = f"len({var}) != {len(required)} and " if only_required and required else ""
             allowed = self.const(frozenset(props), "_S")
             out.append(f"{inner}if {size}not {var}.keys() <= {allowed}:")
             out.append(
-                f"{inner}    {self.use('_fail')}('must not contain ' + str(sorted(k for k in {var} if k not in "
-                f"{allowed})) + ' properties', {var}, path, {self.more(path)}, {self.const(schema)}, "
+                f"{inner}    {self.use('_fail')}('must not contain ' + str(sorted((k for k in {var} if k not in "
+                f"{allowed}), key=str)) + ' properties', {var}, path, {self.more(path)}, {self.const(schema)}, "
                 "'additionalProperties')"
             )
         for name, sub in props.items():
@@ -402,6 +421,8 @@ class _Compiler:
                 out.append(f"{inner}for {key}, {value} in {var}.items():")
                 out.append(f"{inner}    if {key} not in {self.const(frozenset(props), '_S')}:")
                 out.extend(rest)
+        if out[-1] == guard:  # every property accepts anything: nothing to check
+            out.append(f"{inner}pass")
 
     def _kw_array(self, site: _Site) -> None:
         schema, var, path, out = site.schema, site.var, site.path, site.out
@@ -414,16 +435,101 @@ class _Compiler:
             raise CompileError("positional items (an array of schemas) are not supported")
         if items is not True and items != {}:
             index, item = self.var(), self.var()
+            spec = row_spec(items, site.doc, self.resolve)
+            loop = inner + "    " if spec is not None else inner
             checks: list[str] = []
-            self.emit(items, item, [*path, index], checks, site.depth + 2, site.doc)
+            self.emit(items, item, [*path, index], checks, site.depth + (3 if spec is not None else 2), site.doc)
             if checks:
-                out.append(f"{inner}for {index}, {item} in enumerate({var}):")
+                if spec is not None:
+                    fast = self.use("_rows_match")
+                    out.append(f"{inner}if {fast} is None or not {fast}({var}, {self.const_text(spec, '_F')}):")
+                out.append(f"{loop}for {index}, {item} in enumerate({var}):")
                 out.extend(checks)
         if schema.get("uniqueItems") is True:
             out.append(f"{inner}if len({{{self.use('_json_key')}(x) for x in {var}}}) != len({var}):")
             self.site_fail(site, inner + "    ", repr("must contain unique items"), "uniqueItems")
         if out[-1] == guard:
             out.append(f"{inner}pass")
+
+
+def _resolved(schema: Any, doc: dict[str, Any], resolve: Callable[..., Any]) -> tuple[Any, dict[str, Any]]:
+    """``schema`` with a bare ``$ref`` (annotations aside) followed, as often as it is one."""
+    for _ in range(32):
+        if not isinstance(schema, dict) or "$ref" not in schema:
+            return schema, doc
+        if any(k != "$ref" and k not in ANNOTATIONS and not k.startswith("x-") for k in schema):
+            return None, doc  # emit() refuses validating siblings of a $ref
+        schema, doc = resolve(schema["$ref"], doc)
+    return None, doc
+
+
+def _str_set(members: Any) -> str | None:
+    """Source of a frozenset of string members (sorted: stable output), None for other members."""
+    if not isinstance(members, list) or not members or not all(isinstance(m, str) for m in members):
+        return None
+    return "frozenset(" + repr(tuple(sorted(set(members)))) + ")"
+
+
+def row_spec(schema: Any, doc: dict[str, Any], resolve: Callable[..., Any]) -> str | None:
+    """Source of rows_match's spec for array items ``schema``: ``(required count, extra keys
+    allowed, {key: (required, check)})``; None when the items are not flat rows it can check."""
+    schema, doc = _resolved(schema, doc, resolve)
+    if not isinstance(schema, dict) or schema.get("type") != "object":
+        return None
+    if any(k not in _ROW_KEYWORDS and k not in ANNOTATIONS and not k.startswith("x-") for k in schema):
+        return None
+    props, required = schema.get("properties", {}), schema.get("required", [])
+    extra = schema.get("additionalProperties", True)
+    if not isinstance(props, dict) or not isinstance(required, list) or extra not in (True, False):
+        return None
+    if not all(isinstance(k, str) for k in required) or (extra is False and not set(required) <= set(props)):
+        return None
+    entries = []
+    for key in sorted(set(props) | set(required)):
+        check = _value_check(props.get(key, True), doc, resolve)
+        if check is None:
+            return None
+        entries.append(f"{key!r}: ({key in required!r}, {check})")
+    return f"({len(set(required))}, {extra!r}, {{{', '.join(entries)}}})"
+
+
+def _value_check(schema: Any, doc: dict[str, Any], resolve: Callable[..., Any]) -> str | None:
+    """Source of one property's check: ``(type mask, enum, min length, max length (-1: none),
+    one line, not enum, items' check)``; None when it needs a keyword rows_match lacks."""
+    schema, doc = _resolved(schema, doc, resolve)
+    if schema is True or schema == {}:
+        return f"({sum(ROW_TYPE_BITS.values())}, None, 0, -1, False, None, None)"
+    if not isinstance(schema, dict):
+        return None
+    if any(k not in _VALUE_KEYWORDS and k not in ANNOTATIONS and not k.startswith("x-") for k in schema):
+        return None
+    types = schema.get("type", list(ROW_TYPE_BITS))
+    types = [types] if isinstance(types, str) else types
+    if not isinstance(types, list) or not types or any(t not in ROW_TYPE_BITS for t in types):
+        return None
+    enum = _str_set(schema["enum"]) if "enum" in schema else "None"
+    lo, hi = schema.get("minLength", 0), schema.get("maxLength", -1)
+    if enum is None or not all(isinstance(n, int) and not isinstance(n, bool) and n >= -1 for n in (lo, hi)):
+        return None
+    if schema.get("pattern", ONE_LINE) != ONE_LINE:
+        return None
+    banned = "None"
+    if "not" in schema:
+        rule, _ = _resolved(schema["not"], doc, resolve)
+        kept = {k: v for k, v in rule.items() if k not in ANNOTATIONS} if isinstance(rule, dict) else None
+        banned = _str_set(kept.get("enum")) if kept is not None and set(kept) == {"enum"} else None
+        if banned is None:
+            return None
+    items = "None"
+    if "items" in schema:
+        if schema["items"] is True or schema["items"] == {}:
+            items = "None"
+        else:
+            items = _value_check(schema["items"], doc, resolve)  # type: ignore[assignment]
+            if items is None:
+                return None
+    mask = sum(ROW_TYPE_BITS[t] for t in set(types))
+    return f"({mask}, {enum}, {lo}, {hi}, {'pattern' in schema!r}, {banned}, {items})"
 
 
 # Keywords this compiler implements (one row of _Compiler.KEYWORDS each).

@@ -53,6 +53,13 @@ def _package() -> None:
     runtime.__package__ = PACKAGE
     sys.modules[f"{PACKAGE}._runtime"] = runtime
     exec(compile(COMPILER.RUNTIME, "<runtime>", "exec"), runtime.__dict__)
+    # The stand-in package has no build/_rows: give the validators the compiled row check
+    # when it is built, so the agreement tests run its fast answer too.
+    try:
+        from tlnetron.build._rows import rows_match
+    except ImportError:  # pragma: no cover - a build without a C compiler
+        rows_match = None
+    runtime._rows_match = rows_match  # type: ignore[attr-defined]
 
 
 def _resolve(ref: str, doc: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
@@ -117,6 +124,31 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "items": {"$ref": "#/definitions/row"},
     },
     "booleans": {"properties": {"yes": True, "no": False}},
+    # arrays of flat rows: checked first by build/_rows.c's rows_match from a generated spec
+    "flat_rows": {
+        "type": "array",
+        "items": {
+            "type": "object",
+            "required": ["a", "x"],
+            "properties": {
+                "a": {"enum": ["a", "ab"]},
+                "x": {
+                    "type": ["string", "integer", "array"],
+                    "minLength": 1,
+                    "maxLength": 3,
+                    "pattern": "^[^\\n\\r]*(?![\\s\\S])",
+                    "items": {"type": ["string", "boolean"], "not": {"enum": ["y"]}},
+                },
+                "n": {"type": "number"},
+                "b": {"type": "string", "not": {"enum": ["x"]}},
+            },
+            "additionalProperties": False,
+        },
+    },
+    "flat_rows_open": {
+        "type": "array",
+        "items": {"type": "object", "required": ["n"], "properties": {"n": {"type": ["integer", "null"]}, "yes": True}},
+    },
 }
 
 json_scalars = st.one_of(
@@ -258,7 +290,37 @@ def test_runtime_exports_the_helpers_validators_import() -> None:
     _package()
     runtime = sys.modules[f"{PACKAGE}._runtime"]
     assert tuple(runtime.__all__) == COMPILER.RUNTIME_HELPERS
-    assert all(callable(getattr(runtime, name)) for name in COMPILER.RUNTIME_HELPERS)
+    # _rows_match is None where the C row check is not built: validators then loop in Python
+    assert all(callable(getattr(runtime, name)) for name in COMPILER.RUNTIME_HELPERS if name != "_rows_match")
+    from tlnetron._generated import _runtime
+    from tlnetron.build import companion
+
+    assert (_runtime._rows_match is None) == (companion.COMPILED is None)
+
+
+@pytest.mark.parametrize(
+    ("items", "fast"),
+    [
+        ({"type": "object", "properties": {"a": {"type": "string", "pattern": "^[^\\n\\r]*(?![\\s\\S])"}}}, True),
+        ({"type": "object", "properties": {"a": {"enum": ["x"]}, "b": {"items": {"type": "null"}}}}, True),
+        ({"$ref": "#/definitions/row"}, True),
+        ({"properties": {"a": True}}, False),  # not known to be an object: the loop words it
+        ({"type": "object", "properties": {"a": {"type": "string", "pattern": "^a"}}}, False),
+        ({"type": "object", "properties": {"a": {"const": 1}}}, False),
+        ({"type": "object", "properties": {"a": {"enum": [1, "1"]}}}, False),
+        ({"type": "object", "properties": {"a": {"minimum": 1}}}, False),
+        ({"type": "object", "properties": {"a": {"not": {"type": "string"}}}}, False),
+        ({"type": "object", "properties": {"a": {"type": "object", "properties": {}}}}, False),
+        ({"type": "object", "additionalProperties": {"type": "string"}}, False),
+        ({"type": "object", "required": ["z"], "properties": {"a": True}, "additionalProperties": False}, False),
+    ],
+)
+def test_flat_rows_get_the_compiled_check_and_nothing_else_does(items: dict[str, Any], fast: bool) -> None:
+    schema = {"definitions": {"row": {"type": "object", "required": ["a"]}}, "type": "array", "items": items}
+    source = COMPILER.compile_schema(schema, _resolve, function="check")
+    assert ("_rows_match(" in source) == fast, source
+    check = _compile(schema)
+    assert check([]) == []
 
 
 def test_every_supported_keyword_has_one_emitter() -> None:

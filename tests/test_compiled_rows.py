@@ -236,3 +236,202 @@ def test_the_export_writes_the_same_companion_either_way(monkeypatch: pytest.Mon
     a, b = json.loads(first.companion_bytes), json.loads(again.companion_bytes)
     assert a["metrics"] == b["metrics"]
     assert sum(r["kind"] == "value" for r in a["metrics"]) >= 7 * 4
+
+
+# ---------------------------------------------------------------- rows_match (the schema's fast answer)
+
+from tlnetron._generated import validate_companion  # noqa: E402
+from tlnetron._generated._errors import JsonSchemaValueException  # noqa: E402
+
+
+class _Str(str):
+    pass
+
+
+_kinds = st.sampled_from(["model", "graph", "node", "value", "tensor", "edge", "", _Str("node")])
+_line = st.one_of(st.text(alphabet="ab \n\r\u00e9\u4e00\U0001f600", max_size=6), st.just(_Str("x")))
+_scalar = st.one_of(
+    st.text(alphabet="a\n", max_size=3),
+    st.integers(-(2**70), 2**70),
+    st.floats(),
+    st.booleans(),
+    st.none(),
+    st.just(_Str("s")),
+)
+_row_value = st.one_of(
+    _scalar,
+    st.lists(_scalar, max_size=3),
+    st.lists(st.lists(_scalar, max_size=2), max_size=2),
+    st.tuples(_scalar),
+    st.dictionaries(st.text(max_size=2), _scalar, max_size=1),
+)
+_types = st.sampled_from(["ms", "tensor", "graph[]", "", 3, None, _Str("ms")])
+
+
+@st.composite
+def _rows(draw: st.DrawFn) -> list[Any]:
+    """Rows near the companion schema: most valid, each of the others off in one way or a few."""
+    rows: list[Any] = []
+    for _ in range(draw(st.integers(0, 6))):
+        row: dict[Any, Any] = {
+            "kind": draw(st.sampled_from(["node", "value"])),
+            "target": draw(st.text(alphabet="ab_.", max_size=5)),
+            "name": draw(st.text(alphabet="ab ", min_size=1, max_size=5)),
+            "value": draw(st.one_of(st.floats(allow_nan=False), st.integers(), st.text(max_size=3))),
+        }
+        for _ in range(draw(st.integers(0, 2))):
+            what = draw(st.sampled_from(["kind", "target", "name", "value", "type", "drop", "extra", "key", "not"]))
+            if what == "kind":
+                row["kind"] = draw(_kinds)
+            elif what in ("target", "name"):
+                row[what] = draw(st.one_of(_line, _scalar))
+            elif what == "value":
+                row["value"] = draw(_row_value)
+            elif what == "type":
+                row["type"] = draw(_types)
+            elif what == "drop":
+                row.pop(draw(st.sampled_from(["kind", "target", "name", "value"])), None)
+            elif what == "extra":
+                row[draw(st.sampled_from(["identifier", "Kind", "types"]))] = 1
+            elif what == "key":
+                row[draw(st.sampled_from([1, _Str("kind"), ("kind",)]))] = "node"
+            else:
+                rows.append(draw(st.sampled_from([[1], "row", None, ("kind", "node")])))
+                break
+        else:
+            rows.append(row)
+    return rows
+
+
+def _python_accepts(rows: list[Any], monkeypatch: pytest.MonkeyPatch) -> bool:
+    with monkeypatch.context() as m:
+        m.setattr(validate_companion, "_rows_match", None)
+        try:
+            validate_companion.validate({"signature": "netron:attachment", "metadata": [], "metrics": rows})
+        except JsonSchemaValueException:
+            return False
+    return True
+
+
+def _plain(value: Any) -> bool:
+    """Built of exact str / int / float / bool / None / list / dict only (what rows_match decides alone)."""
+    if isinstance(value, dict):
+        return type(value) is dict and all(type(k) is str and _plain(v) for k, v in value.items())
+    if isinstance(value, list):
+        return type(value) is list and all(_plain(v) for v in value)
+    return value is None or type(value) in (str, int, float, bool)
+
+
+@compiled
+@settings(max_examples=1500, deadline=None)
+@given(_rows())
+def test_rows_match_says_yes_only_to_what_the_schema_accepts(rows: list[Any]) -> None:
+    """True means valid; on rows of plain builtins without objects, False means invalid too
+    (anything else, a subclass or a tuple, it leaves to the Python loop)."""
+    spec = validate_companion._F17
+    fast = companion_mod.COMPILED.rows_match(rows, spec)  # type: ignore[union-attr]
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        slow = _python_accepts(rows, monkeypatch)
+    if fast:
+        assert slow, rows
+    elif all(_plain(r) for r in rows) and not any(
+        isinstance(v, dict) for r in rows if isinstance(r, dict) for v in r.values()
+    ):
+        # exact builtins: its answer is the schema's (an integral float is no special case here)
+        assert not slow, rows
+
+
+@compiled
+def test_rows_match_on_a_real_companion(tmp_path: Any) -> None:
+    """Every section of a built companion is answered in C (the loop does not run)."""
+    import torch
+    import torchlens
+
+    import tlnetron
+
+    model = torch.nn.Sequential(torch.nn.Linear(6, 5), torch.nn.ReLU(), torch.nn.Linear(5, 3))
+    log = torchlens.trace(model, torch.randn(2, 6))
+    result = tlnetron.export(log, tmp_path / "a.onnx.json", granularity="op")
+    assert result.companion_bytes is not None
+    companion = json.loads(result.companion_bytes)
+    rows_match = companion_mod.COMPILED.rows_match  # type: ignore[union-attr]
+    for section in ("metadata", "metrics"):
+        assert rows_match(companion[section], validate_companion._F17) is True
+    broken = [dict(r) for r in companion["metrics"]]
+    broken[-1]["target"] = "two\nlines"
+    assert rows_match(broken, validate_companion._F17) is False
+    with pytest.raises(JsonSchemaValueException, match=r"metrics\[\d+\]\.target must match pattern"):
+        validate_companion.validate({**companion, "metrics": broken})
+
+
+def test_rows_match_refuses_a_malformed_spec() -> None:
+    if companion_mod.COMPILED is None:
+        pytest.skip("not built here")
+    rows_match = companion_mod.COMPILED.rows_match
+    check = (1, None, 0, -1, False, None, None)
+    assert rows_match([{"a": "x"}], (1, False, {"a": (True, check)})) is True
+    for spec in [
+        (1, False, {"a": (True, (1, None))}),  # a short check
+        (1, False, {"a": (True, (1, [], 0, -1, False, None, None))}),  # an enum that is no frozenset
+        (2, False, {"a": (True, check)}),  # more required than the spec's keys say
+        (1, False, {"a": True}),
+        (1, False, []),
+        (1, False),
+    ]:
+        with pytest.raises(TypeError):
+            rows_match([{"a": "x"}], spec)  # type: ignore[arg-type]
+
+
+_GOOD = {"kind": "value", "target": "linear_1", "name": "min", "value": 0.5}
+
+
+@compiled
+@pytest.mark.parametrize(
+    ("change", "valid"),
+    [
+        ({}, True),
+        ({"type": "ms"}, True),
+        ({"value": [1, "a", True, 2.5]}, True),
+        ({"value": True}, True),
+        ({"value": 2**80}, True),
+        ({"value": math.nan}, True),  # the schema's number; the cross-reference check refuses it
+        ({"target": ""}, True),
+        ({"target": "\u4e00\U0001f600"}, True),
+        ({"target": "a\rb"}, False),
+        ({"target": "a\nb"}, False),
+        ({"target": "\u4e00\r"}, False),
+        ({"name": "x\U0001f600\n"}, False),
+        ({"name": ""}, False),
+        ({"name": 3}, False),
+        ({"kind": "edge"}, False),
+        ({"kind": 1}, False),
+        ({"type": "tensor"}, False),
+        ({"type": 3}, False),
+        ({"identifier": "x"}, False),
+        ({"value": None}, False),
+        ({"value": {"a": 1}}, False),
+        ({"value": [[1]]}, False),
+        ({"value": [None]}, False),
+    ],
+)
+def test_rows_match_one_change_at_a_time(change: dict[str, Any], valid: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = [dict(_GOOD), {**_GOOD, **change}]
+    assert _python_accepts(rows, monkeypatch) is valid
+    assert companion_mod.COMPILED.rows_match(rows, validate_companion._F17) is valid  # type: ignore[union-attr]
+
+
+@compiled
+@pytest.mark.parametrize(
+    "row",
+    [
+        {**_GOOD, "kind": _Str("value")},
+        {**_GOOD, "value": (1, 2)},
+        {**_GOOD, "value": _Str("x")},
+        {"kind": "value", "target": "t", "name": "n"},
+        {**_GOOD, 1: "x"},
+        ("kind", "value"),
+    ],
+)
+def test_rows_match_leaves_the_rest_to_python(row: Any) -> None:
+    """What is not plain JSON-shaped data (or lacks a key) is answered by the Python loop."""
+    assert companion_mod.COMPILED.rows_match([row], validate_companion._F17) is False  # type: ignore[union-attr]

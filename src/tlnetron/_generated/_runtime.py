@@ -5,7 +5,12 @@
 
 from ._errors import JsonSchemaValueException
 
-__all__ = ["_fail", "_is_integer", "_is_number", "_json_key"]
+__all__ = ["_fail", "_is_integer", "_is_number", "_json_key", "_rows_match"]
+
+try:  # one C pass over an array of flat rows (tlnetron.build._rows); None in a build without C
+    from ..build._rows import rows_match as _rows_match
+except ImportError:
+    _rows_match = None
 
 
 def _name(path, *more):

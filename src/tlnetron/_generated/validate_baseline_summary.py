@@ -42,7 +42,7 @@ def _validate(data, path=('data',)):
         except KeyError:
             _fail('must contain ' + str(sorted(k for k in _R1 if k not in data)) + ' properties', data, path, (), _D0, 'required')
         if len(data) != 4 and not data.keys() <= _S2:
-            _fail('must not contain ' + str(sorted(k for k in data if k not in _S2)) + ' properties', data, path, (), _D0, 'additionalProperties')
+            _fail('must not contain ' + str(sorted((k for k in data if k not in _S2), key=str)) + ' properties', data, path, (), _D0, 'additionalProperties')
         if not (v1.__class__ is dict or isinstance(v1, dict)):
             _fail('must be object', v1, path, ('direction', ), _D3, 'type')
         if True:
@@ -52,7 +52,7 @@ def _validate(data, path=('data',)):
             except KeyError:
                 _fail('must contain ' + str(sorted(k for k in _R4 if k not in v1)) + ' properties', v1, path, ('direction', ), _D3, 'required')
             if len(v1) != 2 and not v1.keys() <= _S5:
-                _fail('must not contain ' + str(sorted(k for k in v1 if k not in _S5)) + ' properties', v1, path, ('direction', ), _D3, 'additionalProperties')
+                _fail('must not contain ' + str(sorted((k for k in v1 if k not in _S5), key=str)) + ' properties', v1, path, ('direction', ), _D3, 'additionalProperties')
             if not (v5.__class__ is str or isinstance(v5, str)):
                 _fail('must be string', v5, path, ('direction', 'subject', ), _D6, 'type')
             if not (v6.__class__ is str or isinstance(v6, str)):
@@ -71,7 +71,7 @@ def _validate(data, path=('data',)):
             except KeyError:
                 _fail('must contain ' + str(sorted(k for k in _R9 if k not in v2)) + ' properties', v2, path, ('row_counts', ), _D8, 'required')
             if len(v2) != 7 and not v2.keys() <= _S10:
-                _fail('must not contain ' + str(sorted(k for k in v2 if k not in _S10)) + ' properties', v2, path, ('row_counts', ), _D8, 'additionalProperties')
+                _fail('must not contain ' + str(sorted((k for k in v2 if k not in _S10), key=str)) + ' properties', v2, path, ('row_counts', ), _D8, 'additionalProperties')
             if not (v7.__class__ is int or _is_integer(v7)):
                 _fail('must be integer', v7, path, ('row_counts', 'added', ), _D11, 'type')
             if _is_number(v7) and v7 < 0:

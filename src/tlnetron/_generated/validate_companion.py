@@ -13,7 +13,7 @@ raises ``JsonSchemaValueException`` (``.message``, ``.name`` -- the data path su
 from typing import TypeVar
 
 from ._errors import JsonSchemaValueException
-from ._runtime import _fail, _is_number
+from ._runtime import _fail, _is_number, _rows_match
 
 _D0 = {'$schema': 'http://json-schema.org/draft-07/schema#', '$id': 'urn:tlnetron:schema:companion:1', 'title': 'netron:attachment companion (rows Netron 9.3 shows)', 'description': "A netron:attachment sidecar restricted to rows Netron really shows. Netron keeps a row when kind is truthy and target (or identifier) is present, matches target against an object's name up to its first newline, and renders values as text. The rules this schema cannot express are checked by tlnetron's cross-reference check (tlnetron.check.validation.companion_problems): a target must name something Netron shows for its kind (model rows: the empty target; node rows: a node of the top graph or of a function body), and no two rows of a section share kind, target and name. A companion tlnetron writes carries its export's id as the model row torchlens.export_id in metadata (no top-level field: every row is one Netron shows), equal to the artifact's torchlens.export_id model metadata; tlnetron validate reports a pair whose ids differ once, as companion_mismatch.", 'version': '1.0.0', 'type': 'object', 'required': ['signature', 'metadata', 'metrics'], 'definitions': {'name': {'type': 'string', 'minLength': 1, 'pattern': '^[^\\n\\r]*(?![\\s\\S])'}, 'target': {'type': 'string', 'pattern': '^[^\\n\\r]*(?![\\s\\S])'}, 'value': {'description': 'What Netron renders: a finite number, a string, a boolean, or a flat array of those (comma-joined). null renders blank and objects render as k: v lists, so both are refused.', 'type': ['string', 'number', 'boolean', 'array'], 'items': {'type': ['string', 'number', 'boolean']}}, 'row': {'type': 'object', 'additionalProperties': False, 'required': ['kind', 'target', 'name', 'value'], 'properties': {'kind': {'$ref': 'urn:tlnetron:schema:vocabularies:1#/definitions/companion_kind'}, 'target': {'$ref': '#/definitions/target'}, 'name': {'$ref': '#/definitions/name'}, 'value': {'$ref': '#/definitions/value'}, 'type': {'type': 'string', 'not': {'enum': ['percentage', 'tensor', 'tensor[]', 'graph', 'function', 'object[]', 'shape', 'type', 'graph[]', 'function[]']}, 'description': 'Shown only when the row is expanded; types that expect Netron objects break the sidebar and are refused.'}}}}, 'properties': {'signature': {'const': 'netron:attachment'}, 'metadata': {'type': 'array', 'items': {'$ref': '#/definitions/row'}}, 'metrics': {'type': 'array', 'items': {'$ref': '#/definitions/row'}}}}
 _R1 = ('signature', 'metadata', 'metrics')
@@ -32,6 +32,7 @@ _D13 = {'type': ['string', 'number', 'boolean']}
 _D14 = {'type': 'string', 'not': {'enum': ['percentage', 'tensor', 'tensor[]', 'graph', 'function', 'object[]', 'shape', 'type', 'graph[]', 'function[]']}, 'description': 'Shown only when the row is expanded; types that expect Netron objects break the sidebar and are refused.'}
 _E15 = frozenset(('function', 'function[]', 'graph', 'graph[]', 'object[]', 'percentage', 'shape', 'tensor', 'tensor[]', 'type'))
 _D16 = {'enum': ['percentage', 'tensor', 'tensor[]', 'graph', 'function', 'object[]', 'shape', 'type', 'graph[]', 'function[]']}
+_F17 = (4, False, {'kind': (True, (127, frozenset(('graph', 'model', 'node', 'tensor', 'value')), 0, -1, False, None, None)), 'name': (True, (1, None, 1, -1, True, None, None)), 'target': (True, (1, None, 0, -1, True, None, None)), 'type': (False, (1, None, 0, -1, False, frozenset(('function', 'function[]', 'graph', 'graph[]', 'object[]', 'percentage', 'shape', 'tensor', 'tensor[]', 'type')), None)), 'value': (True, (29, None, 0, -1, False, None, (13, None, 0, -1, False, None, None)))})
 
 
 def _validate(data, path=('data',)):
@@ -49,101 +50,103 @@ def _validate(data, path=('data',)):
         if not (v2.__class__ is list or isinstance(v2, (list, tuple))):
             _fail('must be array', v2, path, ('metadata', ), _D4, 'type')
         if True:
-            for v4, v5 in enumerate(v2):
-                if not (v5.__class__ is dict or isinstance(v5, dict)):
-                    _fail('must be object', v5, path, ('metadata', v4, ), _D5, 'type')
-                if True:
-                    try:
-                        v6 = v5['kind']
-                        v7 = v5['target']
-                        v8 = v5['name']
-                        v9 = v5['value']
-                    except KeyError:
-                        _fail('must contain ' + str(sorted(k for k in _R6 if k not in v5)) + ' properties', v5, path, ('metadata', v4, ), _D5, 'required')
-                    if len(v5) != 4 and not v5.keys() <= _S7:
-                        _fail('must not contain ' + str(sorted(k for k in v5 if k not in _S7)) + ' properties', v5, path, ('metadata', v4, ), _D5, 'additionalProperties')
-                    if not (v6.__class__ is str or isinstance(v6, str)) or v6 not in _E8:
-                        _fail("must be one of ['model', 'graph', 'node', 'value', 'tensor']", v6, path, ('metadata', v4, 'kind', ), _D9, 'enum')
-                    if not (v7.__class__ is str or isinstance(v7, str)):
-                        _fail('must be string', v7, path, ('metadata', v4, 'target', ), _D10, 'type')
+            if _rows_match is None or not _rows_match(v2, _F17):
+                for v4, v5 in enumerate(v2):
+                    if not (v5.__class__ is dict or isinstance(v5, dict)):
+                        _fail('must be object', v5, path, ('metadata', v4, ), _D5, 'type')
                     if True:
-                        if not ('\n' not in v7 and '\r' not in v7):
-                            _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v7, path, ('metadata', v4, 'target', ), _D10, 'pattern')
-                    if not (v8.__class__ is str or isinstance(v8, str)):
-                        _fail('must be string', v8, path, ('metadata', v4, 'name', ), _D11, 'type')
-                    if True:
-                        v10 = len(v8)
-                        if v10 < 1:
-                            _fail('must be longer than or equal to 1 characters', v8, path, ('metadata', v4, 'name', ), _D11, 'minLength')
-                        if not ('\n' not in v8 and '\r' not in v8):
-                            _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v8, path, ('metadata', v4, 'name', ), _D11, 'pattern')
-                    if not (v9.__class__ is str or v9.__class__ is int or v9.__class__ is float or v9 is True or v9 is False or v9.__class__ is list or isinstance(v9, str) or _is_number(v9) or isinstance(v9, (list, tuple))):
-                        _fail('must be string or number or boolean or array', v9, path, ('metadata', v4, 'value', ), _D12, 'type')
-                    if isinstance(v9, (list, tuple)):
-                        for v11, v12 in enumerate(v9):
-                            if not (v12.__class__ is str or v12.__class__ is int or v12.__class__ is float or v12 is True or v12 is False or isinstance(v12, str) or _is_number(v12)):
-                                _fail('must be string or number or boolean', v12, path, ('metadata', v4, 'value', v11, ), _D13, 'type')
-                    if 'type' in v5:
-                        v13 = v5['type']
-                        if not (v13.__class__ is str or isinstance(v13, str)):
-                            _fail('must be string', v13, path, ('metadata', v4, 'type', ), _D14, 'type')
                         try:
-                            if True:
-                                if not (v13.__class__ is str or isinstance(v13, str)) or v13 not in _E15:
-                                    _fail("must be one of ['percentage', 'tensor', 'tensor[]', 'graph', 'function', 'object[]', 'shape', 'type', 'graph[]', 'function[]']", v13, path, ('metadata', v4, 'type', ), _D16, 'enum')
-                        except JsonSchemaValueException:
-                            pass
-                        else:
-                            _fail('must NOT match a disallowed definition', v13, path, ('metadata', v4, 'type', ), _D14, 'not')
+                            v6 = v5['kind']
+                            v7 = v5['target']
+                            v8 = v5['name']
+                            v9 = v5['value']
+                        except KeyError:
+                            _fail('must contain ' + str(sorted(k for k in _R6 if k not in v5)) + ' properties', v5, path, ('metadata', v4, ), _D5, 'required')
+                        if len(v5) != 4 and not v5.keys() <= _S7:
+                            _fail('must not contain ' + str(sorted((k for k in v5 if k not in _S7), key=str)) + ' properties', v5, path, ('metadata', v4, ), _D5, 'additionalProperties')
+                        if not (v6.__class__ is str or isinstance(v6, str)) or v6 not in _E8:
+                            _fail("must be one of ['model', 'graph', 'node', 'value', 'tensor']", v6, path, ('metadata', v4, 'kind', ), _D9, 'enum')
+                        if not (v7.__class__ is str or isinstance(v7, str)):
+                            _fail('must be string', v7, path, ('metadata', v4, 'target', ), _D10, 'type')
+                        if True:
+                            if not ('\n' not in v7 and '\r' not in v7):
+                                _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v7, path, ('metadata', v4, 'target', ), _D10, 'pattern')
+                        if not (v8.__class__ is str or isinstance(v8, str)):
+                            _fail('must be string', v8, path, ('metadata', v4, 'name', ), _D11, 'type')
+                        if True:
+                            v10 = len(v8)
+                            if v10 < 1:
+                                _fail('must be longer than or equal to 1 characters', v8, path, ('metadata', v4, 'name', ), _D11, 'minLength')
+                            if not ('\n' not in v8 and '\r' not in v8):
+                                _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v8, path, ('metadata', v4, 'name', ), _D11, 'pattern')
+                        if not (v9.__class__ is str or v9.__class__ is int or v9.__class__ is float or v9 is True or v9 is False or v9.__class__ is list or isinstance(v9, str) or _is_number(v9) or isinstance(v9, (list, tuple))):
+                            _fail('must be string or number or boolean or array', v9, path, ('metadata', v4, 'value', ), _D12, 'type')
+                        if isinstance(v9, (list, tuple)):
+                            for v11, v12 in enumerate(v9):
+                                if not (v12.__class__ is str or v12.__class__ is int or v12.__class__ is float or v12 is True or v12 is False or isinstance(v12, str) or _is_number(v12)):
+                                    _fail('must be string or number or boolean', v12, path, ('metadata', v4, 'value', v11, ), _D13, 'type')
+                        if 'type' in v5:
+                            v13 = v5['type']
+                            if not (v13.__class__ is str or isinstance(v13, str)):
+                                _fail('must be string', v13, path, ('metadata', v4, 'type', ), _D14, 'type')
+                            try:
+                                if True:
+                                    if not (v13.__class__ is str or isinstance(v13, str)) or v13 not in _E15:
+                                        _fail("must be one of ['percentage', 'tensor', 'tensor[]', 'graph', 'function', 'object[]', 'shape', 'type', 'graph[]', 'function[]']", v13, path, ('metadata', v4, 'type', ), _D16, 'enum')
+                            except JsonSchemaValueException:
+                                pass
+                            else:
+                                _fail('must NOT match a disallowed definition', v13, path, ('metadata', v4, 'type', ), _D14, 'not')
         if not (v3.__class__ is list or isinstance(v3, (list, tuple))):
             _fail('must be array', v3, path, ('metrics', ), _D4, 'type')
         if True:
-            for v14, v15 in enumerate(v3):
-                if not (v15.__class__ is dict or isinstance(v15, dict)):
-                    _fail('must be object', v15, path, ('metrics', v14, ), _D5, 'type')
-                if True:
-                    try:
-                        v16 = v15['kind']
-                        v17 = v15['target']
-                        v18 = v15['name']
-                        v19 = v15['value']
-                    except KeyError:
-                        _fail('must contain ' + str(sorted(k for k in _R6 if k not in v15)) + ' properties', v15, path, ('metrics', v14, ), _D5, 'required')
-                    if len(v15) != 4 and not v15.keys() <= _S7:
-                        _fail('must not contain ' + str(sorted(k for k in v15 if k not in _S7)) + ' properties', v15, path, ('metrics', v14, ), _D5, 'additionalProperties')
-                    if not (v16.__class__ is str or isinstance(v16, str)) or v16 not in _E8:
-                        _fail("must be one of ['model', 'graph', 'node', 'value', 'tensor']", v16, path, ('metrics', v14, 'kind', ), _D9, 'enum')
-                    if not (v17.__class__ is str or isinstance(v17, str)):
-                        _fail('must be string', v17, path, ('metrics', v14, 'target', ), _D10, 'type')
+            if _rows_match is None or not _rows_match(v3, _F17):
+                for v14, v15 in enumerate(v3):
+                    if not (v15.__class__ is dict or isinstance(v15, dict)):
+                        _fail('must be object', v15, path, ('metrics', v14, ), _D5, 'type')
                     if True:
-                        if not ('\n' not in v17 and '\r' not in v17):
-                            _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v17, path, ('metrics', v14, 'target', ), _D10, 'pattern')
-                    if not (v18.__class__ is str or isinstance(v18, str)):
-                        _fail('must be string', v18, path, ('metrics', v14, 'name', ), _D11, 'type')
-                    if True:
-                        v20 = len(v18)
-                        if v20 < 1:
-                            _fail('must be longer than or equal to 1 characters', v18, path, ('metrics', v14, 'name', ), _D11, 'minLength')
-                        if not ('\n' not in v18 and '\r' not in v18):
-                            _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v18, path, ('metrics', v14, 'name', ), _D11, 'pattern')
-                    if not (v19.__class__ is str or v19.__class__ is int or v19.__class__ is float or v19 is True or v19 is False or v19.__class__ is list or isinstance(v19, str) or _is_number(v19) or isinstance(v19, (list, tuple))):
-                        _fail('must be string or number or boolean or array', v19, path, ('metrics', v14, 'value', ), _D12, 'type')
-                    if isinstance(v19, (list, tuple)):
-                        for v21, v22 in enumerate(v19):
-                            if not (v22.__class__ is str or v22.__class__ is int or v22.__class__ is float or v22 is True or v22 is False or isinstance(v22, str) or _is_number(v22)):
-                                _fail('must be string or number or boolean', v22, path, ('metrics', v14, 'value', v21, ), _D13, 'type')
-                    if 'type' in v15:
-                        v23 = v15['type']
-                        if not (v23.__class__ is str or isinstance(v23, str)):
-                            _fail('must be string', v23, path, ('metrics', v14, 'type', ), _D14, 'type')
                         try:
-                            if True:
-                                if not (v23.__class__ is str or isinstance(v23, str)) or v23 not in _E15:
-                                    _fail("must be one of ['percentage', 'tensor', 'tensor[]', 'graph', 'function', 'object[]', 'shape', 'type', 'graph[]', 'function[]']", v23, path, ('metrics', v14, 'type', ), _D16, 'enum')
-                        except JsonSchemaValueException:
-                            pass
-                        else:
-                            _fail('must NOT match a disallowed definition', v23, path, ('metrics', v14, 'type', ), _D14, 'not')
+                            v16 = v15['kind']
+                            v17 = v15['target']
+                            v18 = v15['name']
+                            v19 = v15['value']
+                        except KeyError:
+                            _fail('must contain ' + str(sorted(k for k in _R6 if k not in v15)) + ' properties', v15, path, ('metrics', v14, ), _D5, 'required')
+                        if len(v15) != 4 and not v15.keys() <= _S7:
+                            _fail('must not contain ' + str(sorted((k for k in v15 if k not in _S7), key=str)) + ' properties', v15, path, ('metrics', v14, ), _D5, 'additionalProperties')
+                        if not (v16.__class__ is str or isinstance(v16, str)) or v16 not in _E8:
+                            _fail("must be one of ['model', 'graph', 'node', 'value', 'tensor']", v16, path, ('metrics', v14, 'kind', ), _D9, 'enum')
+                        if not (v17.__class__ is str or isinstance(v17, str)):
+                            _fail('must be string', v17, path, ('metrics', v14, 'target', ), _D10, 'type')
+                        if True:
+                            if not ('\n' not in v17 and '\r' not in v17):
+                                _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v17, path, ('metrics', v14, 'target', ), _D10, 'pattern')
+                        if not (v18.__class__ is str or isinstance(v18, str)):
+                            _fail('must be string', v18, path, ('metrics', v14, 'name', ), _D11, 'type')
+                        if True:
+                            v20 = len(v18)
+                            if v20 < 1:
+                                _fail('must be longer than or equal to 1 characters', v18, path, ('metrics', v14, 'name', ), _D11, 'minLength')
+                            if not ('\n' not in v18 and '\r' not in v18):
+                                _fail('must match pattern ^[^\\n\\r]*(?![\\s\\S])', v18, path, ('metrics', v14, 'name', ), _D11, 'pattern')
+                        if not (v19.__class__ is str or v19.__class__ is int or v19.__class__ is float or v19 is True or v19 is False or v19.__class__ is list or isinstance(v19, str) or _is_number(v19) or isinstance(v19, (list, tuple))):
+                            _fail('must be string or number or boolean or array', v19, path, ('metrics', v14, 'value', ), _D12, 'type')
+                        if isinstance(v19, (list, tuple)):
+                            for v21, v22 in enumerate(v19):
+                                if not (v22.__class__ is str or v22.__class__ is int or v22.__class__ is float or v22 is True or v22 is False or isinstance(v22, str) or _is_number(v22)):
+                                    _fail('must be string or number or boolean', v22, path, ('metrics', v14, 'value', v21, ), _D13, 'type')
+                        if 'type' in v15:
+                            v23 = v15['type']
+                            if not (v23.__class__ is str or isinstance(v23, str)):
+                                _fail('must be string', v23, path, ('metrics', v14, 'type', ), _D14, 'type')
+                            try:
+                                if True:
+                                    if not (v23.__class__ is str or isinstance(v23, str)) or v23 not in _E15:
+                                        _fail("must be one of ['percentage', 'tensor', 'tensor[]', 'graph', 'function', 'object[]', 'shape', 'type', 'graph[]', 'function[]']", v23, path, ('metrics', v14, 'type', ), _D16, 'enum')
+                            except JsonSchemaValueException:
+                                pass
+                            else:
+                                _fail('must NOT match a disallowed definition', v23, path, ('metrics', v14, 'type', ), _D14, 'not')
     return data
 
 

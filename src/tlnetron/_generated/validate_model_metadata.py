@@ -78,7 +78,7 @@ def _validate(data, path=('data',)):
         except KeyError:
             _fail('must contain ' + str(sorted(k for k in _R1 if k not in data)) + ' properties', data, path, (), _D0, 'required')
         if len(data) != 16 and not data.keys() <= _S2:
-            _fail('must not contain ' + str(sorted(k for k in data if k not in _S2)) + ' properties', data, path, (), _D0, 'additionalProperties')
+            _fail('must not contain ' + str(sorted((k for k in data if k not in _S2), key=str)) + ' properties', data, path, (), _D0, 'additionalProperties')
         if not (v1.__class__ is str or isinstance(v1, str)):
             _fail('must be string', v1, path, ('torchlens.disclaimer', ), _D3, 'type')
         if True:
@@ -186,7 +186,7 @@ def _validate(data, path=('data',)):
                     except KeyError:
                         _fail('must contain ' + str(sorted(k for k in _R22 if k not in v27)) + ' properties', v27, path, ('torchlens.interventions', v26, ), _D21, 'required')
                     if len(v27) != 4 and not v27.keys() <= _S23:
-                        _fail('must not contain ' + str(sorted(k for k in v27 if k not in _S23)) + ' properties', v27, path, ('torchlens.interventions', v26, ), _D21, 'additionalProperties')
+                        _fail('must not contain ' + str(sorted((k for k in v27 if k not in _S23), key=str)) + ' properties', v27, path, ('torchlens.interventions', v26, ), _D21, 'additionalProperties')
                     if not (v28.__class__ is str or isinstance(v28, str)):
                         _fail('must be string', v28, path, ('torchlens.interventions', v26, 'kind', ), _D24, 'type')
                     if not (v29.__class__ is str or isinstance(v29, str)):

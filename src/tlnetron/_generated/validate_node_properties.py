@@ -48,14 +48,14 @@ def _validate(data, path=('data',)):
         except KeyError:
             _fail('must contain ' + str(sorted(k for k in _R1 if k not in data)) + ' properties', data, path, (), _D0, 'required')
         if len(data) != 3 and not data.keys() <= _S2:
-            _fail('must not contain ' + str(sorted(k for k in data if k not in _S2)) + ' properties', data, path, (), _D0, 'additionalProperties')
+            _fail('must not contain ' + str(sorted((k for k in data if k not in _S2), key=str)) + ' properties', data, path, (), _D0, 'additionalProperties')
         if not (v1.__class__ is str or isinstance(v1, str)) or v1 not in _E3:
             _fail("must be one of ['op', 'layer', 'module_call', 'module_run', 'structure', 'buffer', 'input', 'output']", v1, path, ('role', ), _D4, 'enum')
         if not (v2.__class__ is dict or isinstance(v2, dict)):
             _fail('must be object', v2, path, ('attributes', ), _D5, 'type')
         if True:
             if not v2.keys() <= _S6:
-                _fail('must not contain ' + str(sorted(k for k in v2 if k not in _S6)) + ' properties', v2, path, ('attributes', ), _D5, 'additionalProperties')
+                _fail('must not contain ' + str(sorted((k for k in v2 if k not in _S6), key=str)) + ' properties', v2, path, ('attributes', ), _D5, 'additionalProperties')
             if 'function' in v2:
                 v4 = v2['function']
                 if not (v4.__class__ is str or isinstance(v4, str)):
@@ -282,7 +282,7 @@ def _validate(data, path=('data',)):
             _fail('must be object', v3, path, ('metadata', ), _D13, 'type')
         if True:
             if not v3.keys() <= _S14:
-                _fail('must not contain ' + str(sorted(k for k in v3 if k not in _S14)) + ' properties', v3, path, ('metadata', ), _D13, 'additionalProperties')
+                _fail('must not contain ' + str(sorted((k for k in v3 if k not in _S14), key=str)) + ' properties', v3, path, ('metadata', ), _D13, 'additionalProperties')
             if 'input_names' in v3:
                 v44 = v3['input_names']
                 if not (v44.__class__ is str or isinstance(v44, str)):

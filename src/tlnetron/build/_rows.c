@@ -10,6 +10,12 @@
  * survey(rows) reads a schema-valid section once: (distinct, pairs, total, odd) = whether no
  * two rows share kind, target and name; the distinct (kind, target) pairs; the sum of the
  * float values; the values that are neither str, int nor float.
+ *
+ * rows_match(rows, spec) is the generated validators' fast answer for an array of flat rows
+ * (codegen/compile_schema.py writes ``spec`` from the row schema): True only when every row
+ * surely matches it; False when one does not, or is of a kind it leaves to Python (a
+ * subclass, a tuple, an object value), and the generated Python loop then decides and words
+ * the failure.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -236,9 +242,174 @@ done:
     return result;
 }
 
+/* JSON types as the spec's masks spell them (codegen/compile_schema.py, ROW_TYPE_BITS). */
+enum { T_STRING = 1, T_INTEGER = 2, T_NUMBER = 4, T_BOOLEAN = 8, T_ARRAY = 16, T_OBJECT = 32, T_NULL = 64 };
+enum { MAX_PROPS = 32, MAX_NEST = 8 };
+
+/* One property's check, read from the spec once per call:
+ * (mask, enum, min_len, max_len, one_line, not_enum, items). */
+typedef struct check {
+    long mask;
+    PyObject *in_set, *out_set; /* borrowed frozensets, or NULL */
+    Py_ssize_t lo, hi;          /* hi < 0: no maximum */
+    int one_line;
+    struct check *items; /* NULL: any items */
+} check_t;
+
+typedef struct {
+    PyObject *key; /* borrowed */
+    int required;
+    check_t check;
+} prop_t;
+
+static int spec_error(void) {
+    PyErr_SetString(PyExc_TypeError, "rows_match: malformed spec");
+    return -1;
+}
+
+static int set_or_none(PyObject *v, PyObject **out) {
+    if (v == Py_None) { *out = NULL; return 0; }
+    if (!PyFrozenSet_CheckExact(v)) return spec_error();
+    *out = v;
+    return 0;
+}
+
+/* Reads ``spec`` into ``c``, taking nested items' checks from ``pool`` (``*used`` of ``MAX_NEST``). */
+static int read_check(PyObject *spec, check_t *c, check_t *pool, int *used) {
+    if (!PyTuple_CheckExact(spec) || PyTuple_GET_SIZE(spec) != 7) return spec_error();
+    c->mask = PyLong_AsLong(PyTuple_GET_ITEM(spec, 0));
+    c->lo = PyLong_AsSsize_t(PyTuple_GET_ITEM(spec, 2));
+    c->hi = PyLong_AsSsize_t(PyTuple_GET_ITEM(spec, 3));
+    if (PyErr_Occurred()) return -1;
+    c->one_line = PyTuple_GET_ITEM(spec, 4) == Py_True;
+    if (set_or_none(PyTuple_GET_ITEM(spec, 1), &c->in_set) < 0 || set_or_none(PyTuple_GET_ITEM(spec, 5), &c->out_set) < 0)
+        return -1;
+    PyObject *items = PyTuple_GET_ITEM(spec, 6);
+    c->items = NULL;
+    if (items == Py_None) return 0;
+    if (*used >= MAX_NEST) return spec_error();
+    c->items = &pool[(*used)++];
+    return read_check(items, c->items, pool, used);
+}
+
+/* Whether a string holds a line break (CR or LF); -1 on an error. */
+static int has_break(PyObject *v) {
+    Py_ssize_t n = PyUnicode_GET_LENGTH(v);
+    if (PyUnicode_KIND(v) == PyUnicode_1BYTE_KIND) {
+        const Py_UCS1 *p = PyUnicode_1BYTE_DATA(v);
+        for (Py_ssize_t i = 0; i < n; i++)
+            if (p[i] == '\n' || p[i] == '\r') return 1;
+        return 0;
+    }
+    Py_ssize_t at = PyUnicode_FindChar(v, '\n', 0, n, 1);
+    if (at == -1) at = PyUnicode_FindChar(v, '\r', 0, n, 1);
+    return at == -2 ? -1 : at != -1;
+}
+
+/* 1: ``v`` surely matches ``c``; 0: it does not, or Python must decide; -1: an error. */
+static int value_matches(PyObject *v, const check_t *c) {
+    PyTypeObject *cls = Py_TYPE(v);
+    int is_str = cls == &PyUnicode_Type;
+    long bits;
+    if (is_str) bits = T_STRING;
+    else if (cls == &PyBool_Type) bits = T_BOOLEAN;
+    else if (cls == &PyLong_Type) bits = T_INTEGER | T_NUMBER;
+    else if (cls == &PyFloat_Type) bits = T_NUMBER; /* an integral float as "integer": Python decides */
+    else if (cls == &PyList_Type) bits = T_ARRAY;
+    else if (v == Py_None) bits = T_NULL;
+    else return 0; /* objects, tuples, subclasses: left to Python */
+    if (!(c->mask & bits)) return 0;
+    if (c->in_set != NULL) { /* every member is a string: only a string can equal one */
+        if (!is_str) return 0;
+        int found = PySet_Contains(c->in_set, v);
+        if (found <= 0) return found;
+    }
+    if (is_str) {
+        Py_ssize_t n = PyUnicode_GET_LENGTH(v);
+        if (n < c->lo || (c->hi >= 0 && n > c->hi)) return 0;
+        if (c->one_line) {
+            int broken = has_break(v);
+            if (broken) return broken < 0 ? -1 : 0;
+        }
+        if (c->out_set != NULL) {
+            int found = PySet_Contains(c->out_set, v);
+            if (found) return found < 0 ? -1 : 0;
+        }
+    }
+    if (bits == T_ARRAY && c->items != NULL) {
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(v); i++) {
+            int ok = value_matches(PyList_GET_ITEM(v, i), c->items);
+            if (ok <= 0) return ok;
+        }
+    }
+    return 1;
+}
+
+/* spec = (n_required, extra_allowed, {key: (required, check)}) */
+static PyObject *rows_match(PyObject *self, PyObject *args) {
+    PyObject *rows, *spec;
+    if (!PyArg_ParseTuple(args, "OO!:rows_match", &rows, &PyTuple_Type, &spec)) return NULL;
+    if (PyTuple_GET_SIZE(spec) != 3 || !PyDict_CheckExact(PyTuple_GET_ITEM(spec, 2))) return spec_error(), NULL;
+    Py_ssize_t n_required = PyLong_AsSsize_t(PyTuple_GET_ITEM(spec, 0));
+    if (n_required == -1 && PyErr_Occurred()) return NULL;
+    int extra_allowed = PyObject_IsTrue(PyTuple_GET_ITEM(spec, 1));
+    if (extra_allowed < 0) return NULL;
+    PyObject *table = PyTuple_GET_ITEM(spec, 2), *key, *entry;
+    prop_t props[MAX_PROPS];
+    check_t pool[MAX_NEST];
+    int n_props = 0, used = 0, n_req = 0;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(table, &pos, &key, &entry)) {
+        if (n_props >= MAX_PROPS || !PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 2) return spec_error(), NULL;
+        prop_t *p = &props[n_props++];
+        p->key = key;
+        p->required = PyTuple_GET_ITEM(entry, 0) == Py_True;
+        n_req += p->required;
+        if (read_check(PyTuple_GET_ITEM(entry, 1), &p->check, pool, &used) < 0) return NULL;
+    }
+    if (n_req != n_required) return spec_error(), NULL;
+    if (!PyList_CheckExact(rows)) Py_RETURN_FALSE;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(rows); i++) {
+        PyObject *row = PyList_GET_ITEM(rows, i), *value;
+        if (!PyDict_CheckExact(row)) Py_RETURN_FALSE;
+        /* Required keys by lookup (the rows' keys are the interned names): no walk over the row. */
+        for (int k = 0; k < n_props; k++) {
+            if (!props[k].required) continue;
+            value = PyDict_GetItemWithError(row, props[k].key);
+            if (value == NULL) {
+                if (PyErr_Occurred()) return NULL;
+                Py_RETURN_FALSE;
+            }
+            int ok = value_matches(value, &props[k].check);
+            if (ok <= 0) { if (ok < 0) return NULL; Py_RETURN_FALSE; }
+        }
+        if (PyDict_GET_SIZE(row) == n_required) continue;
+        /* More keys than required: each other one is an optional property, or extra. */
+        Py_ssize_t at = 0;
+        while (PyDict_Next(row, &at, &key, &value)) {
+            if (!PyUnicode_CheckExact(key)) Py_RETURN_FALSE;
+            int k = 0;
+            for (; k < n_props; k++) {
+                int same = props[k].key == key ? 1 : PyUnicode_Compare(props[k].key, key) == 0;
+                if (same) break;
+            }
+            if (PyErr_Occurred()) return NULL;
+            if (k == n_props) {
+                if (!extra_allowed) Py_RETURN_FALSE;
+                continue;
+            }
+            if (props[k].required) continue;
+            int ok = value_matches(value, &props[k].check);
+            if (ok <= 0) { if (ok < 0) return NULL; Py_RETURN_FALSE; }
+        }
+    }
+    Py_RETURN_TRUE;
+}
+
 static PyMethodDef methods[] = {
     {"value_rows", value_rows, METH_VARARGS, "Append each (target, TensorStats)'s value rows to out."},
     {"survey", survey, METH_O, "(distinct, pairs, float total, odd values) of a schema-valid section's rows."},
+    {"rows_match", rows_match, METH_VARARGS, "True when every row surely matches the generated row spec."},
     {NULL, NULL, 0, NULL},
 };
 
