@@ -162,7 +162,7 @@ def test_the_compiled_read_refuses_malformed_items() -> None:
 
     t = torch.ones(4)
     good = (t.data_ptr(), 0, (4,), (1,))
-    assert _onepass.onepass([good]) == [(1.0, 1.0, 1.0, 0.0, 0, 0, 0)]
+    assert _onepass.onepass([good]) == [(1.0, 1.0, 1.0, 0.0, 0, 0, 0, 4)]
     for bad in (
         (t.data_ptr(), 8, (4,), (1,)),  # no such kind
         (t.data_ptr(), -1, (4,), (1,)),

@@ -2,8 +2,8 @@
  *
  * onepass(items) takes a list of (data_ptr, kind, sizes, strides) for CPU tensors (kinds:
  * float32, float64, int64, int32, int16, int8, uint8, bool, numbered from 0) and returns,
- * per item, (min, max, mean, var, zeros, nans, infs) over the finite elements: sums in
- * double, exact counts and extremes (ints for the integer kinds). Most tensors are read
+ * per item, (min, max, mean, var, zeros, nans, infs) over the finite elements, then numel:
+ * sums in double, exact counts and extremes (ints for the integer kinds). Most tensors are read
  * once; one holding a NaN or Inf is read again to measure its finite elements, and one whose
  * spread is too small beside its mean for the sum of squares to state it is read again for
  * the spread about the mean. mean and var are None when nothing is finite, or when the sums
@@ -284,7 +284,7 @@ static PyObject *result(const item_t *it) {
     PyObject *var = it->ok ? PyFloat_FromDouble(it->var) : Py_NewRef(Py_None);
     PyObject *row = NULL;
     if (lo && hi && mean && var)
-        row = Py_BuildValue("(OOOOLLL)", lo, hi, mean, var, it->zeros, it->nans, it->infs);
+        row = Py_BuildValue("(OOOOLLLL)", lo, hi, mean, var, it->zeros, it->nans, it->infs, it->numel);
     Py_XDECREF(lo); Py_XDECREF(hi); Py_XDECREF(mean); Py_XDECREF(var);
     return row;
 }
@@ -337,7 +337,7 @@ fail:
 
 static PyMethodDef methods[] = {
     {"onepass", onepass, METH_O,
-     "Per (data_ptr, kind, sizes, strides): (min, max, mean, var, zeros, nans, infs) of the finite elements."},
+     "Per (data_ptr, kind, sizes, strides): (min, max, mean, var, zeros, nans, infs) of the finite elements, and numel."},
     {NULL, NULL, 0, NULL},
 };
 

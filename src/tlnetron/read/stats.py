@@ -187,8 +187,8 @@ def _zeros(torch: Any, t: Any, a: Any) -> int:
 
 
 _Item = tuple[int, int, Any, Any]  # a tensor for the single pass: data pointer, kind, sizes, strides
-# its min, max, mean, var (of the finite elements), zeros, NaNs, Infs
-_Raw = tuple[Any, Any, float | None, float | None, int, int, int]
+# its min, max, mean, var (of the finite elements), zeros, NaNs, Infs, and its element count
+_Raw = tuple[Any, Any, float | None, float | None, int, int, int, int]
 
 
 class Gather:
@@ -279,8 +279,7 @@ def _read_into(read: Callable[[list[_Item]], list[_Raw]], items: list[_Item], do
 def _finished(t: Any, raw: _Raw, is_bool: bool) -> TensorStats:
     """One tensor's statistics from the compiled read; measured again by torch only when its
     sums left float64's range (the read states no mean then, though some element is finite)."""
-    lo, hi, mean, var, zeros, nans, infs = raw
-    numel = t.numel()
+    lo, hi, mean, var, zeros, nans, infs, numel = raw  # numel from the pass: torch's is a wrapped call here
     if mean is None or var is None:
         return TensorStats(numel, nans, infs, zeros) if nans + infs == numel else _or_empty(t)
     if is_bool:  # the fraction of True, and no std (tensor_stats' rule)
