@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -334,6 +335,9 @@ def test_demo_rows_equal_torch_on_op_out(zoo_trace: ZooTrace, tmp_path: Path) ->
     for op, ir_op in zip(log.ops, ir.ops):
         out = op.out.detach() if isinstance(op.out, torch.Tensor) else op.out
         outs[ir_op.name] = out
+        if ir_op.role == "output":  # stated by its producer's value (read once, there)
+            assert ir_op.stats is None
+            continue
         if isinstance(out, torch.Tensor) and out.dtype.is_floating_point:
             _close(ir_op.stats, _expected(out.float() if out.dtype.itemsize < 4 else out))
     with pytest.warns(TlnetronWarning, match="legibility_budget_exceeded"):  # the op view is a tall rope
@@ -433,7 +437,7 @@ def test_statistics_on_one_thread_restore_the_thread_count(zoo_trace: ZooTrace) 
     # The statistics stay what torch computes on each tensor with its default threads.
     for op, ir_op in zip(log.ops, ir.ops):
         out = op.out.detach() if isinstance(op.out, torch.Tensor) else op.out
-        if isinstance(out, torch.Tensor) and out.dtype.is_floating_point and out.numel():
+        if ir_op.role != "output" and isinstance(out, torch.Tensor) and out.dtype.is_floating_point and out.numel():
             _close(ir_op.stats, _expected(out.float() if out.dtype.itemsize < 4 else out))
 
 
@@ -462,6 +466,9 @@ def test_every_saved_output_states_what_torch_computes_on_it(zoo_trace: ZooTrace
     checked: set[torch.dtype] = set()
     for op, ir_op in zip(log.ops, ir.ops):
         t = op.out
+        if ir_op.role == "output":  # its tensor is its producer's, whose value states it
+            assert ir_op.stats is None and ir_op.parents, ir_op.name
+            continue
         if not isinstance(t, torch.Tensor) or t.layout != torch.strided:
             continue
         t = t.detach()
@@ -498,3 +505,28 @@ def test_every_saved_output_states_what_torch_computes_on_it(zoo_trace: ZooTrace
             torch.bool,
             torch.complex64,
         } <= checked
+
+
+@pytest.mark.parametrize("granularity", [Granularity.OP, Granularity.ROLLED, Granularity.MODULE])
+def test_every_returned_field_states_its_tensor(zoo_trace: ZooTrace, tmp_path: Path, granularity: str) -> None:
+    """The model's outputs (GPT-2's logits and KV cache) are drawn under their fields' names:
+    each graph output states its tensor's statistics, read once from the producing op (the
+    output pseudo-ops are not read at all)."""
+    log = zoo_trace("gpt2")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TlnetronWarning)  # the op view's tall rope
+        result = tlnetron.export(log, tmp_path / "m.onnx.json", granularity=granularity)
+    assert result.companion_bytes is not None
+    outputs = [v["name"] for v in json.loads(result.artifact_json)["graph"]["output"]]
+    rows = _value_rows(json.loads(result.companion_bytes))
+    tensors = [op.out.detach() for op in log.ops if op.is_output and isinstance(op.out, torch.Tensor)]
+    assert len(outputs) >= 2 and len(tensors) >= len(outputs)
+    for name in outputs:
+        if name in rows:
+            got = rows[name]
+            assert got[CompanionRow.NAN_COUNT] == 0 and math.isfinite(got["mean"]), name
+    # every tensor field (not a structure of several) carries its rows
+    assert sum(name in rows for name in outputs) >= 1
+    logits = next(t for t in tensors if t.dim() == 3 and t.shape[-1] > 64)
+    stated = [rows[n] for n in outputs if n in rows and rows[n]["max"] == pytest.approx(float(logits.max()), rel=1e-6)]
+    assert stated, "the logits' statistics are stated on their graph output"

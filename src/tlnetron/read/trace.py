@@ -274,7 +274,10 @@ def _read_ops(
                     where = location(op.code_context)
                 duration = finite_float(op.func_duration)
                 flops = count_of(op.flops_forward)
-        stats = gather.add(len(ops), getattr(op, "out", None)) if gather is not None and not hidden else None
+        # An output pseudo-op's tensor is its producer's, whose value the views draw (under the
+        # field's name): its own statistics would target nothing, and op.out is a slow read.
+        measured = not hidden and role != ROLE_OUTPUT
+        stats = gather.add(len(ops), getattr(op, "out", None)) if gather is not None and measured else None
         returned_as = _returned_as(op) if role == ROLE_OUTPUT else None
         append(OpIR(
             name_of[label], layer, pass_index, passes[layer], op_type, role, shape, dtype, parents, ports, function,
