@@ -32,6 +32,7 @@ static const double P10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1
 /* float(f"{v:.7g}"): the double nearest the decimal v rounds to at 7 significant digits. */
 static PyObject *sig7(double v) {
     double a = fabs(v);
+    if (a == 0.0) return PyFloat_FromDouble(v); /* most tensors' zero fraction; keeps -0.0 */
     if (a >= 1e-15 && a < 1e15) {
         /* a * 10**k rounded once (10**k is exact): off by under 2e-9 from the exact product, so
          * it rounds to the same integer unless it lies that close to a half; r / 10**k is then
