@@ -180,6 +180,67 @@ def test_the_compiled_read_refuses_malformed_items() -> None:
         _onepass.onepass(5)
 
 
+class _Marked(torch.Tensor):
+    """A tensor subclass: the compiled queue leaves it to the Python path."""
+
+
+def _queue_of(things: list[Any], compiled: bool) -> tuple[list[Any], list[int], list[Any]]:
+    gather = Gather(compiled_queue=compiled)
+    now = [gather.add(at, t) for at, t in enumerate(things)]
+    # a float16 copy has its own address: name each queued item by its tensor instead
+    items = [(t.dtype, kind, tuple(shape), tuple(stride), ptr == t.data_ptr())
+             for t, (ptr, kind, shape, stride) in zip(gather._tensors, gather._items)]  # fmt: skip
+    assert all(item[-1] for item in items)
+    return now, list(gather._at), items
+
+
+@needs_onepass
+def test_the_compiled_queue_takes_what_the_python_queue_takes(zoo_trace: ZooTrace) -> None:
+    """``_onepass.enqueue`` queues a tensor only as ``Gather.add``'s Python would, and declines
+    (queueing nothing) everything else, which the Python then decides."""
+    odd: list[Any] = [
+        torch.zeros(0, 3),
+        torch.empty(2, device="meta"),
+        torch.tensor([1 + 2j, 0j]),
+        torch.arange(5).to(torch.uint32),
+        torch._neg_view(torch.randn(3, generator=_gen(40))),
+        torch.randn(4, generator=_gen(41)).half(),
+        torch.randn(4, generator=_gen(42)).bfloat16(),
+        torch.randn(2, 3, generator=_gen(43)).to_sparse(),
+        torch.ones([1] * 17),
+        torch.ones([1] * 16),
+        torch.tensor(2.5),
+        torch.nn.Parameter(torch.randn(3, generator=_gen(44))),
+        torch.randn(3, generator=_gen(45), requires_grad=True) * 2,
+        torch.randn(3, generator=_gen(46)).as_subclass(_Marked),
+        torch.arange(6, dtype=torch.int16).reshape(2, 3).t(),
+        torch.ones(3, dtype=torch.bool),
+        None,
+        3,
+        (torch.ones(2),),
+    ]
+    odd += [make() for make in _LAYOUTS.values()]
+    odd += [op.out for op in zoo_trace("gpt2").ops]
+    compiled, python = _queue_of(odd, compiled=True), _queue_of(odd, compiled=False)
+    assert compiled == python
+    assert len(compiled[1]) > len(_LAYOUTS)  # the real trace's tensors were queued, not declined
+
+
+@needs_onepass
+def test_the_compiled_queue_refuses_a_malformed_state() -> None:
+    from tlnetron.read import _onepass  # type: ignore[attr-defined]
+
+    state = Gather()._state
+    assert _onepass.enqueue(state, 0, torch.ones(2)) is True
+    assert _onepass.enqueue(state, 1, torch.zeros(0)) is False
+    for bad in (state[:8], (*state[:6], (), [], []), (*state[:2], [torch.Tensor], *state[3:])):
+        with pytest.raises(TypeError):
+            _onepass.enqueue(bad, 2, torch.ones(2))
+    with pytest.raises(TypeError):
+        _onepass.enqueue(state, 3)
+    assert len(state[6]) == len(state[7]) == len(state[8]) == 1  # nothing half-queued
+
+
 @pytest.mark.parametrize("name", ["gpt2", "multi_output_mixed", "scalar_and_empty", "bn_cnn_train"])
 def test_background_read_gives_the_same_statistics(zoo_trace: ZooTrace, name: str) -> None:
     """The export's read (statistics in a thread, given late) states exactly what a plain

@@ -9,6 +9,9 @@
  * the spread about the mean. mean and var are None when nothing is finite, or when the sums
  * leave double's range (the caller then asks torch). The caller keeps the tensors alive;
  * the whole list is read without the GIL, so a Python thread can run beside it.
+ *
+ * enqueue(state, at, t) queues one tensor for it, with the checks the caller's Python would
+ * make for a plain CPU tensor done in one call (see there).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -335,15 +338,84 @@ fail:
     return NULL;
 }
 
+static PyObject *S_DTYPE, *S_SHAPE, *S_LAYOUT, *S_IS_CPU;
+
+/* Appends ``v`` to ``lists[0..n)`` in turn, or to none of them. */
+static int append_all(PyObject *const *lists, PyObject *const *v, int n) {
+    for (int k = 0; k < n; k++) {
+        if (PyList_Append(lists[k], v[k]) < 0) {
+            while (k-- > 0) PySequence_DelItem(lists[k], PyList_GET_SIZE(lists[k]) - 1);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* enqueue(state, at, t) with state = (kinds, strided, types, is_neg, data_ptr, stride, ats,
+ * tensors, items): queues a CPU tensor onepass reads as it is (at, t and its item appended)
+ * and answers True, or answers False, queueing nothing, for anything else: the caller's
+ * Python path then decides (half floats, empty, off the CPU, subclasses, ...). */
+static PyObject *enqueue(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3 || !PyTuple_CheckExact(args[0]) || PyTuple_GET_SIZE(args[0]) != 9) {
+        PyErr_SetString(PyExc_TypeError, "enqueue takes (state, at, tensor)");
+        return NULL;
+    }
+    PyObject *const *st = &PyTuple_GET_ITEM(args[0], 0);
+    PyObject *kinds = st[0], *strided = st[1], *types = st[2], *lists[3] = {st[6], st[7], st[8]};
+    if (!PyDict_CheckExact(kinds) || !PyTuple_CheckExact(types) || !PyList_CheckExact(lists[0])
+        || !PyList_CheckExact(lists[1]) || !PyList_CheckExact(lists[2])) {
+        PyErr_SetString(PyExc_TypeError, "enqueue: malformed state");
+        return NULL;
+    }
+    PyObject *t = args[2];
+    int typed = 0;
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(types); k++) typed |= (PyObject *)Py_TYPE(t) == PyTuple_GET_ITEM(types, k);
+    if (!typed) Py_RETURN_FALSE;
+    PyObject *dtype = NULL, *layout = NULL, *cpu = NULL, *shape = NULL, *neg = NULL, *ptr = NULL, *stride = NULL;
+    PyObject *item = NULL, *answer = NULL;
+    if ((dtype = PyObject_GetAttr(t, S_DTYPE)) == NULL) goto done;
+    PyObject *kind = PyDict_GetItemWithError(kinds, dtype);
+    if (kind == NULL) { if (!PyErr_Occurred()) answer = Py_NewRef(Py_False); goto done; }
+    if ((layout = PyObject_GetAttr(t, S_LAYOUT)) == NULL) goto done;
+    if (layout != strided) { answer = Py_NewRef(Py_False); goto done; }
+    if ((cpu = PyObject_GetAttr(t, S_IS_CPU)) == NULL) goto done;
+    if (cpu != Py_True) { answer = Py_NewRef(Py_False); goto done; }
+    if ((shape = PyObject_GetAttr(t, S_SHAPE)) == NULL) goto done;
+    if (!PyTuple_Check(shape) || PyTuple_GET_SIZE(shape) > MAXDIM) { answer = Py_NewRef(Py_False); goto done; }
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(shape); k++) {
+        PyObject *dim = PyTuple_GET_ITEM(shape, k);
+        if (!PyLong_CheckExact(dim) || PyLong_AsSsize_t(dim) <= 0) {
+            if (PyErr_Occurred()) goto done;
+            answer = Py_NewRef(Py_False);
+            goto done;
+        }
+    }
+    if ((neg = PyObject_CallOneArg(st[3], t)) == NULL) goto done;
+    if (neg != Py_False) { answer = Py_NewRef(Py_False); goto done; }
+    if ((ptr = PyObject_CallOneArg(st[4], t)) == NULL || (stride = PyObject_CallOneArg(st[5], t)) == NULL) goto done;
+    if ((item = PyTuple_Pack(4, ptr, kind, shape, stride)) == NULL) goto done;
+    PyObject *values[3] = {args[1], t, item};
+    if (append_all(lists, values, 3) == 0) answer = Py_NewRef(Py_True);
+done:
+    Py_XDECREF(dtype); Py_XDECREF(layout); Py_XDECREF(cpu); Py_XDECREF(shape);
+    Py_XDECREF(neg); Py_XDECREF(ptr); Py_XDECREF(stride); Py_XDECREF(item);
+    return answer;
+}
+
 static PyMethodDef methods[] = {
     {"onepass", onepass, METH_O,
      "Per (data_ptr, kind, sizes, strides): (min, max, mean, var, zeros, nans, infs) of the finite elements, and numel."},
+    {"enqueue", (PyCFunction)(void (*)(void))enqueue, METH_FASTCALL,
+     "Queue a CPU tensor onepass reads as it is (True), or queue nothing (False)."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_onepass", NULL, -1, methods};
 
 PyMODINIT_FUNC PyInit__onepass(void) {
+    if ((S_DTYPE = PyUnicode_InternFromString("dtype")) == NULL || (S_SHAPE = PyUnicode_InternFromString("shape")) == NULL
+        || (S_LAYOUT = PyUnicode_InternFromString("layout")) == NULL || (S_IS_CPU = PyUnicode_InternFromString("is_cpu")) == NULL)
+        return NULL;
     PyObject *m = PyModule_Create(&module);
     PyObject *kinds = m ? PyTuple_New(K_COUNT) : NULL;
     for (int k = 0; kinds && k < K_COUNT; k++) {

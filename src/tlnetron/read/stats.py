@@ -202,9 +202,9 @@ class Gather:
     :func:`tensor_stats`.
     """
 
-    __slots__ = ("_at", "_items", "_kinds", "_read", "_tensors", "_torch")
+    __slots__ = ("_at", "_enqueue", "_items", "_kinds", "_read", "_state", "_tensors", "_torch")
 
-    def __init__(self, one_pass: bool = ONE_PASS) -> None:
+    def __init__(self, one_pass: bool = ONE_PASS, compiled_queue: bool = True) -> None:
         import torch
 
         self._read: Callable[[list[_Item]], list[_Raw]] | None = None
@@ -217,9 +217,25 @@ class Gather:
         self._at: list[int] = []
         self._tensors: list[Any] = []
         self._items: list[_Item] = []
+        # one C call makes add's checks for a plain CPU tensor; what it declines, the Python decides
+        self._enqueue: Callable[..., bool] | None = None
+        if self._read is not None and compiled_queue and _onepass is not None:
+            self._enqueue = _onepass.enqueue
+        # torch's own methods (torch.Tensor's base): TorchLens' wrappers on torch.Tensor cost more than the rest
+        base = torch.Tensor.__base__
+        is_neg, data_ptr, stride = (
+            getattr(base, n, getattr(torch.Tensor, n)) for n in ("is_neg", "data_ptr", "stride")
+        )
+        self._state = (
+            self._kinds, torch.strided, (torch.Tensor, torch.nn.Parameter), is_neg, data_ptr, stride,
+            self._at, self._tensors, self._items,
+        )  # fmt: skip
 
     def add(self, at: int, t: Any) -> TensorStats | None:
         """``t``'s statistics now, or None when it is queued for the single pass (under ``at``)."""
+        enqueue = self._enqueue
+        if enqueue is not None and enqueue(self._state, at, t):
+            return None
         torch = self._torch
         if torch is None or (type(t) is not torch.Tensor and type(t) is not torch.nn.Parameter):
             return tensor_stats(t)
