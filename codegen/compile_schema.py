@@ -49,13 +49,15 @@ PATTERN_PREDICATES = {
 # The helpers _runtime.py defines for validators (what a validator may import from it).
 RUNTIME_HELPERS = ("_fail", "_is_integer", "_is_number", "_json_key", "_rows_match")
 
-# An array of flat rows (objects of scalars and flat arrays) is first checked in one C call,
+# An array of objects (of scalars, arrays and objects) is first checked in one C call,
 # build/_rows.c's rows_match, from a spec written here; it answers True only when every row
 # surely matches, and otherwise the Python loop decides. Its masks spell JSON types as bits:
 ROW_TYPE_BITS = {"string": 1, "integer": 2, "number": 4, "boolean": 8, "array": 16, "object": 32, "null": 64}
-ONE_LINE = "^[^\\n\\r]*(?![\\s\\S])"  # the one pattern rows_match knows (PATTERN_PREDICATES' first)
+ONE_LINE = "^[^\\n\\r]*(?![\\s\\S])"  # rows_match tests it without a regex (PATTERN_PREDICATES' first)
 _ROW_KEYWORDS = frozenset({"type", "properties", "required", "additionalProperties"})
-_VALUE_KEYWORDS = frozenset({"type", "enum", "minLength", "maxLength", "pattern", "not", "items"})
+_VALUE_KEYWORDS = (
+    frozenset({"type", "enum", "minLength", "maxLength", "pattern", "not", "items", "minimum"}) | _ROW_KEYWORDS
+)
 
 
 class CompileError(Exception):
@@ -435,7 +437,7 @@ class _Compiler:
             raise CompileError("positional items (an array of schemas) are not supported")
         if items is not True and items != {}:
             index, item = self.var(), self.var()
-            spec = row_spec(items, site.doc, self.resolve)
+            spec = row_spec(items, site.doc, self.resolve, self.pattern)
             loop = inner + "    " if spec is not None else inner
             checks: list[str] = []
             self.emit(items, item, [*path, index], checks, site.depth + (3 if spec is not None else 2), site.doc)
@@ -470,13 +472,28 @@ def _str_set(members: Any) -> str | None:
     return "frozenset(" + repr(tuple(sorted(set(members)))) + ")"
 
 
-def row_spec(schema: Any, doc: dict[str, Any], resolve: Callable[..., Any]) -> str | None:
-    """Source of rows_match's spec for array items ``schema``: ``(required count, extra keys
-    allowed, {key: (required, check)})``; None when the items are not flat rows it can check."""
+def row_spec(
+    schema: Any, doc: dict[str, Any], resolve: Callable[..., Any], pattern: Callable[[str], str]
+) -> str | None:
+    """Source of rows_match's spec for objects of ``schema``: ``(required count, extra keys
+    allowed, {key: (required, check)})``; None when it is no object schema rows_match can
+    check. ``pattern(regex)`` names the validator's compiled search for a pattern."""
     schema, doc = _resolved(schema, doc, resolve)
     if not isinstance(schema, dict) or schema.get("type") != "object":
         return None
     if any(k not in _ROW_KEYWORDS and k not in ANNOTATIONS and not k.startswith("x-") for k in schema):
+        return None
+    return _object_spec(schema, doc, resolve, pattern)
+
+
+def _object_spec(
+    schema: dict[str, Any],
+    doc: dict[str, Any],
+    resolve: Callable[..., Any],
+    pattern: Callable[[str], str],
+    depth: int = 0,
+) -> str | None:
+    if depth > 16:  # a recursive schema: emit() refuses it, and a spec would never end
         return None
     props, required = schema.get("properties", {}), schema.get("required", [])
     extra = schema.get("additionalProperties", True)
@@ -486,19 +503,24 @@ def row_spec(schema: Any, doc: dict[str, Any], resolve: Callable[..., Any]) -> s
         return None
     entries = []
     for key in sorted(set(props) | set(required)):
-        check = _value_check(props.get(key, True), doc, resolve)
+        check = _value_check(props.get(key, True), doc, resolve, pattern, depth + 1)
         if check is None:
             return None
         entries.append(f"{key!r}: ({key in required!r}, {check})")
     return f"({len(set(required))}, {extra!r}, {{{', '.join(entries)}}})"
 
 
-def _value_check(schema: Any, doc: dict[str, Any], resolve: Callable[..., Any]) -> str | None:
+def _value_check(
+    schema: Any, doc: dict[str, Any], resolve: Callable[..., Any], pattern: Callable[[str], str], depth: int = 0
+) -> str | None:
     """Source of one property's check: ``(type mask, enum, min length, max length (-1: none),
-    one line, not enum, items' check)``; None when it needs a keyword rows_match lacks."""
+    one line, not enum, items' check, pattern's search, object's spec, minimum)``; None when it
+    needs a keyword rows_match lacks."""
     schema, doc = _resolved(schema, doc, resolve)
+    if depth > 16:
+        return None
     if schema is True or schema == {}:
-        return f"({sum(ROW_TYPE_BITS.values())}, None, 0, -1, False, None, None)"
+        return f"({sum(ROW_TYPE_BITS.values())}, None, 0, -1, False, None, None, None, None, None)"
     if not isinstance(schema, dict):
         return None
     if any(k not in _VALUE_KEYWORDS and k not in ANNOTATIONS and not k.startswith("x-") for k in schema):
@@ -511,8 +533,10 @@ def _value_check(schema: Any, doc: dict[str, Any], resolve: Callable[..., Any]) 
     lo, hi = schema.get("minLength", 0), schema.get("maxLength", -1)
     if enum is None or not all(isinstance(n, int) and not isinstance(n, bool) and n >= -1 for n in (lo, hi)):
         return None
-    if schema.get("pattern", ONE_LINE) != ONE_LINE:
+    regex = schema.get("pattern", ONE_LINE)
+    if not isinstance(regex, str):
         return None
+    search = "None" if regex == ONE_LINE else pattern(regex)
     banned = "None"
     if "not" in schema:
         rule, _ = _resolved(schema["not"], doc, resolve)
@@ -525,11 +549,21 @@ def _value_check(schema: Any, doc: dict[str, Any], resolve: Callable[..., Any]) 
         if schema["items"] is True or schema["items"] == {}:
             items = "None"
         else:
-            items = _value_check(schema["items"], doc, resolve)  # type: ignore[assignment]
+            items = _value_check(schema["items"], doc, resolve, pattern, depth + 1)  # type: ignore[assignment]
             if items is None:
                 return None
+    minimum = schema.get("minimum")
+    if minimum is not None and (isinstance(minimum, bool) or not isinstance(minimum, (int, float))):
+        return None
+    # an object value is checked by its own spec; without one (no object allowed) it is left to Python
+    obj = "None"
+    if "object" in types and "enum" not in schema:
+        obj = _object_spec(schema, doc, resolve, pattern, depth + 1)  # type: ignore[assignment]
+        if obj is None:
+            return None
     mask = sum(ROW_TYPE_BITS[t] for t in set(types))
-    return f"({mask}, {enum}, {lo}, {hi}, {'pattern' in schema!r}, {banned}, {items})"
+    one_line = "pattern" in schema and regex == ONE_LINE
+    return f"({mask}, {enum}, {lo}, {hi}, {one_line!r}, {banned}, {items}, {search}, {obj}, {minimum!r})"
 
 
 # Keywords this compiler implements (one row of _Compiler.KEYWORDS each).
@@ -540,15 +574,27 @@ def compile_schema(
     schema: dict[str, Any],
     resolve: Callable[[str, dict[str, Any]], tuple[dict[str, Any], dict[str, Any]]],
     function: str = "_validate",
+    bulk: str | None = None,
 ) -> str:
     """Python source defining ``function(data)`` (raises on the first violation).
 
     ``resolve(ref, doc)`` returns ``(target schema, the document it lives in)`` for a
-    ``$ref`` met inside ``doc`` (relative refs resolve against ``doc``).
+    ``$ref`` met inside ``doc`` (relative refs resolve against ``doc``). With ``bulk``, it also
+    defines ``bulk(items)``: True when every item of a list surely matches (one rows_match
+    call), False when the items need ``function`` to tell (always, for a schema it cannot
+    state as a spec).
     """
     compiler = _Compiler(resolve)
     body: list[str] = []
     compiler.emit(schema, "data", [], body, 1, schema)
+    tail: list[str] = []
+    if bulk is not None:
+        spec = row_spec(schema, schema, resolve, compiler.pattern)
+        answer = "False"
+        if spec is not None:
+            fast = compiler.use("_rows_match")
+            answer = f"{fast} is not None and {fast}(items, {compiler.const_text(spec, '_F')})"
+        tail = ["", "", f"def {bulk}(items):", f"    return {answer}"]
     # Import only what the emitted code refers to (no unused imports in generated code).
     uses = compiler.uses
     imports: list[str] = []
@@ -570,5 +616,6 @@ def compile_schema(
         f"def {function}(data, path=('data',)):",
         *(body or ["    pass"]),
         "    return data",
+        *tail,
     ]
     return "\n".join(lines) + "\n"

@@ -885,7 +885,7 @@ def render_validator(schema: Schema, schemas: dict[str, Schema]) -> str:
             raise CodegenError(f"schema/{schema.file}: $ref {ref} points at nothing") from None
 
     try:
-        code = compile_schema(docs[schema.id], resolve, function="_validate")
+        code = compile_schema(docs[schema.id], resolve, function="_validate", bulk="_all_match")
     except CompileError as exc:
         raise CodegenError(f"schema/{schema.file}: {exc}") from None
 
@@ -905,6 +905,7 @@ def render_validator(schema: Schema, schemas: dict[str, Schema]) -> str:
         "``validate(data)`` returns ``data`` unchanged when it matches the schema and",
         "raises ``JsonSchemaValueException`` (``.message``, ``.name`` -- the data path such as",
         "``data.metadata[3].target`` --, ``.rule``, ``.value``, ``.definition``) otherwise.",
+        "``all_match(items)`` answers for a list of them at once, where it can (see there).",
         '"""',
         "",
         "from typing import TypeVar",
@@ -922,6 +923,11 @@ def render_validator(schema: Schema, schemas: dict[str, Schema]) -> str:
         f'    """Return ``data`` if it matches schema/{schema.file}; else raise JsonSchemaValueException."""',
         "    _validate(data)",
         "    return data",
+        "",
+        "",
+        "def all_match(items: list[object]) -> bool:",
+        '    """True when every item surely matches (one compiled check); False: ``validate`` each to know."""',
+        "    return bool(_all_match(items))",
     ]
     text = "\n".join(out)
     text = re.sub(r"\n+(?=^(?:def |_T = ))", "\n\n\n", text, flags=re.M)  # PEP 8 spacing

@@ -9,6 +9,7 @@ compiler does not implement is refused instead of skipped.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import sys
 import types
@@ -34,6 +35,10 @@ def _load(name: str, path: Path) -> types.ModuleType:
 
 
 COMPILER = _load("_test_compile_schema", ROOT / "codegen" / "compile_schema.py")
+try:
+    from tlnetron.build._rows import rows_match as COMPILER_ROWS
+except ImportError:  # pragma: no cover - a build without a C compiler
+    COMPILER_ROWS = None
 ERRORS = _load("_test_compile_schema_errors", GEN_DIR / "_errors.py")
 
 
@@ -139,8 +144,15 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "pattern": "^[^\\n\\r]*(?![\\s\\S])",
                     "items": {"type": ["string", "boolean"], "not": {"enum": ["y"]}},
                 },
-                "n": {"type": "number"},
+                "n": {"type": "number", "minimum": 0.5},
                 "b": {"type": "string", "not": {"enum": ["x"]}},
+                "p": {"type": "string", "pattern": "^a*b"},
+                "o": {
+                    "type": ["object", "null"],
+                    "required": ["z"],
+                    "properties": {"z": {"type": "integer", "minimum": 0}, "yes": {"type": "object"}},
+                    "additionalProperties": False,
+                },
             },
             "additionalProperties": False,
         },
@@ -162,7 +174,7 @@ json_values = st.recursive(
     json_scalars,
     lambda inner: st.one_of(
         st.lists(inner, max_size=4),
-        st.dictionaries(st.sampled_from(["a", "b", "n", "x", "yes", "no", "z"]), inner, max_size=3),
+        st.dictionaries(st.sampled_from(["a", "b", "n", "x", "yes", "no", "z", "p", "o"]), inner, max_size=3),
     ),
     max_leaves=8,
 )
@@ -182,6 +194,34 @@ def test_compiled_validator_agrees_with_jsonschema(name: str, instance: Any) -> 
     else:
         accepted = True
     assert accepted == Draft7Validator(schema).is_valid(instance), (name, instance)
+
+
+@functools.lru_cache(maxsize=None)
+def _bulk(name: str) -> Any:
+    """``bulk(items)`` compiled beside the validator of ``SCHEMAS[name]``."""
+    _package()
+    source = COMPILER.compile_schema(SCHEMAS[name], _resolve, function="check", bulk="bulk")
+    namespace: dict[str, Any] = {"__name__": f"{PACKAGE}.compiled", "__package__": PACKAGE}
+    exec(compile(source, "<compiled schema>", "exec"), namespace)
+    return namespace["bulk"]
+
+
+@pytest.mark.parametrize("name", sorted(SCHEMAS))
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(items=st.lists(json_values, max_size=4))
+def test_the_bulk_answer_is_yes_only_when_every_item_matches(name: str, items: list[Any]) -> None:
+    if _bulk(name)(items):
+        validator = Draft7Validator(SCHEMAS[name])
+        assert all(validator.is_valid(item) for item in items), (name, items)
+
+
+@pytest.mark.skipif(COMPILER_ROWS is None, reason="build/_rows is not built here")
+def test_the_bulk_answer_is_given_for_objects_only() -> None:
+    assert _bulk("object")([{"a": 1}, {"a": 2, "b": "x"}]) is True
+    assert _bulk("object")([{"a": 1}, {"a": "1"}]) is False
+    assert _bulk("object")([]) is True
+    assert _bulk("types")([1, None]) is False  # no object schema: each item is validated
+    assert _bulk("untyped_object_rules")([{"x": 1}]) is False  # not known to be an object
 
 
 def test_error_names_the_path_and_the_rule() -> None:
@@ -304,13 +344,14 @@ def test_runtime_exports_the_helpers_validators_import() -> None:
         ({"type": "object", "properties": {"a": {"type": "string", "pattern": "^[^\\n\\r]*(?![\\s\\S])"}}}, True),
         ({"type": "object", "properties": {"a": {"enum": ["x"]}, "b": {"items": {"type": "null"}}}}, True),
         ({"$ref": "#/definitions/row"}, True),
+        ({"type": "object", "properties": {"a": {"type": "string", "pattern": "^a"}}}, True),  # by its search
+        ({"type": "object", "properties": {"a": {"minimum": 1}}}, True),
+        ({"type": "object", "properties": {"a": {"type": "object", "properties": {"b": {"minimum": 0}}}}}, True),
         ({"properties": {"a": True}}, False),  # not known to be an object: the loop words it
-        ({"type": "object", "properties": {"a": {"type": "string", "pattern": "^a"}}}, False),
         ({"type": "object", "properties": {"a": {"const": 1}}}, False),
         ({"type": "object", "properties": {"a": {"enum": [1, "1"]}}}, False),
-        ({"type": "object", "properties": {"a": {"minimum": 1}}}, False),
         ({"type": "object", "properties": {"a": {"not": {"type": "string"}}}}, False),
-        ({"type": "object", "properties": {"a": {"type": "object", "properties": {}}}}, False),
+        ({"type": "object", "properties": {"a": {"type": "object", "properties": {"b": {"const": 1}}}}}, False),
         ({"type": "object", "additionalProperties": {"type": "string"}}, False),
         ({"type": "object", "required": ["z"], "properties": {"a": True}, "additionalProperties": False}, False),
     ],

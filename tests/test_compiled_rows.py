@@ -240,7 +240,7 @@ def test_the_export_writes_the_same_companion_either_way(monkeypatch: pytest.Mon
 
 # ---------------------------------------------------------------- rows_match (the schema's fast answer)
 
-from tlnetron._generated import validate_companion  # noqa: E402
+from tlnetron._generated import validate_companion, validate_node_properties  # noqa: E402
 from tlnetron._generated._errors import JsonSchemaValueException  # noqa: E402
 
 
@@ -368,11 +368,19 @@ def test_rows_match_refuses_a_malformed_spec() -> None:
     if companion_mod.COMPILED is None:
         pytest.skip("not built here")
     rows_match = companion_mod.COMPILED.rows_match
-    check = (1, None, 0, -1, False, None, None)
+    check = (1, None, 0, -1, False, None, None, None, None, None)
     assert rows_match([{"a": "x"}], (1, False, {"a": (True, check)})) is True
+    nested = (32, None, 0, -1, False, None, None, None, (1, False, {"a": (True, check)}), None)
+    assert rows_match([{"o": {"a": "x"}}], (1, False, {"o": (True, nested)})) is True
     for spec in [
         (1, False, {"a": (True, (1, None))}),  # a short check
-        (1, False, {"a": (True, (1, [], 0, -1, False, None, None))}),  # an enum that is no frozenset
+        (1, False, {"a": (True, (1, None, 0, -1, False, None, None))}),  # the old, shorter check
+        (1, False, {"a": (True, (1, [], 0, -1, False, None, None, None, None, None))}),  # an enum that is no frozenset
+        (1, False, {"a": (True, (1, None, 0, -1, False, None, None, "^a", None, None))}),  # a pattern that is no search
+        (1, False, {"a": (True, (1, None, 0, -1, False, None, None, None, None, "1"))}),  # a minimum that is no number
+        (1, False, {"a": (True, (1, None, 0, -1, False, None, None, None, (1, False, {}), None))}),  # a bad nested spec
+        (1, False, {"o": (True, nested[:8] + ((1, False, {"a": (True, (1,))}), None))}),  # a bad check inside it
+        (1, False, {1: (True, check)}),  # a key that is no string
         (2, False, {"a": (True, check)}),  # more required than the spec's keys say
         (1, False, {"a": True}),
         (1, False, []),
@@ -435,3 +443,130 @@ def test_rows_match_one_change_at_a_time(change: dict[str, Any], valid: bool, mo
 def test_rows_match_leaves_the_rest_to_python(row: Any) -> None:
     """What is not plain JSON-shaped data (or lacks a key) is answered by the Python loop."""
     assert companion_mod.COMPILED.rows_match([row], validate_companion._F17) is False  # type: ignore[union-attr]
+
+
+# ------------------------------------------------------- node properties: one compiled check for all nodes
+
+_NODE = {
+    "role": "op",
+    "attributes": {"function": "torch.add", "module_path": "h.0.mlp", "num_params": 3, "multi_output_index": 0},
+    "metadata": {"input_names": "['x', 'other']", "observed_duration": "4.1 \u00b5s observed wall time"},
+}
+
+
+def _node_valid(doc: Any) -> bool:
+    try:
+        validate_node_properties.validate(doc)
+    except JsonSchemaValueException:
+        return False
+    return True
+
+
+@compiled
+@pytest.mark.parametrize(
+    ("where", "change", "valid"),
+    [
+        ("attributes", {}, True),
+        ("attributes", {"num_params": 1}, True),
+        ("attributes", {"num_params": 0}, False),  # minimum 1
+        ("attributes", {"num_params": -(2**70)}, False),
+        ("attributes", {"num_params": 2**70}, True),
+        ("attributes", {"num_params": True}, False),
+        ("attributes", {"num_params": "3"}, False),
+        ("attributes", {"multi_output_index": -1}, False),  # minimum 0
+        ("attributes", {"buffer_access": "write (fused)"}, True),
+        ("attributes", {"buffer_access": "written"}, False),
+        ("attributes", {"params": "weight 3\u00d74\nbias 4"}, True),  # text: lines allowed
+        ("attributes", {"function": "torch.\nadd"}, False),  # line: one line
+        ("attributes", {"function": ""}, False),
+        ("attributes", {"nodes": "x"}, False),  # no such attribute
+        ("metadata", {}, True),
+        ("metadata", {"input_names": "['x']"}, True),
+        ("metadata", {"input_names": "[x]"}, False),  # the pattern, by the validator's own search
+        ("metadata", {"input_names": "['x']\n"}, False),
+        ("metadata", {"input_names": "['x'], ['y']"}, False),
+        ("metadata", {"torchlens.diff.status": "changed"}, True),
+        ("metadata", {"torchlens.diff.status": "moved"}, False),
+        ("metadata", {"inclusive_time": 3}, False),
+        ("role", "module_run", True),
+        ("role", "block", False),
+    ],
+)
+def test_node_properties_one_change_at_a_time(where: str, change: Any, valid: bool) -> None:
+    doc = {**_NODE, where: change if where == "role" else {**_NODE[where], **change}}  # type: ignore[dict-item]
+    assert _node_valid(doc) is valid
+    assert validate_node_properties.all_match([_NODE, doc]) is valid
+    assert validate_node_properties.all_match([doc]) is valid
+
+
+@compiled
+@pytest.mark.parametrize(
+    "doc",
+    [
+        {**_NODE, "attributes": {**_NODE["attributes"], "num_params": 3.0}},  # an integral float: Python decides
+        {**_NODE, "metadata": {**_NODE["metadata"], "input_names": _Str("['x']")}},
+        {**_NODE, "attributes": (("function", "f"),)},
+        {**_NODE, "role": _Str("op")},
+    ],
+)
+def test_node_properties_leaves_the_rest_to_python(doc: Any) -> None:
+    assert validate_node_properties.all_match([doc]) is False
+
+
+def _node_docs() -> Any:
+    """Node documents as the exporter builds them, and near misses of them."""
+    names = st.sampled_from(["function", "module_path", "num_params", "multi_output_index", "buffer_access", "x"])
+    values = st.one_of(
+        st.integers(-2, 3),
+        st.booleans(),
+        st.none(),
+        st.sampled_from(["", "a", "a\nb", "read", "['a']", "[a]", "changed", 0.5, 1.0]),
+    )
+    meta = st.sampled_from(["input_names", "captured_bytes", "torchlens.diff.status", "y"])
+    return st.fixed_dictionaries(
+        {
+            "role": st.sampled_from(["op", "layer", "x"]),
+            "attributes": st.one_of(st.dictionaries(names, values, max_size=4), values),
+            "metadata": st.dictionaries(meta, values, max_size=3),
+        },
+        optional={"extra": values},
+    )
+
+
+@compiled
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(_node_docs(), max_size=3))
+def test_node_properties_all_match_says_yes_only_to_what_the_schema_accepts(docs: list[Any]) -> None:
+    """True means every document is valid; without integral floats (which the Python decides),
+    False means one is not."""
+    fast = validate_node_properties.all_match(docs)
+    slow = all(_node_valid(d) for d in docs)
+    if fast:
+        assert slow, docs
+    elif not any(v == 1.0 and type(v) is float for d in docs for part in d.values() if isinstance(part, dict)
+                 for v in part.values()):  # fmt: skip
+        assert not slow, docs
+
+
+@compiled
+@pytest.mark.parametrize("granularity", ["op", "rolled", "module"])
+def test_a_real_export_validates_its_nodes_in_one_compiled_check(
+    granularity: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    """The nodes of a real export are answered in C; the Python validator is not called."""
+    import torch
+    import torchlens
+
+    import tlnetron
+    from tlnetron.check import schemas
+
+    calls: list[int] = []
+    real = schemas._VALIDATORS["node-properties"]
+    monkeypatch.setitem(schemas._VALIDATORS, "node-properties", lambda d: calls.append(1) or real(d))
+    model = torch.nn.Sequential(torch.nn.Linear(6, 5), torch.nn.ReLU(), torch.nn.Linear(5, 3))
+    log = torchlens.trace(model, torch.randn(2, 6))
+    tlnetron.export(log, tmp_path / "a.onnx.json", granularity=granularity)
+    assert calls == []
+    monkeypatch.setattr(validate_node_properties, "_rows_match", None)  # without C, every node is validated
+    tlnetron.export(log, tmp_path / "b.onnx.json", granularity=granularity)
+    assert len(calls) >= 3  # one per node

@@ -7,11 +7,12 @@
 ``validate(data)`` returns ``data`` unchanged when it matches the schema and
 raises ``JsonSchemaValueException`` (``.message``, ``.name`` -- the data path such as
 ``data.metadata[3].target`` --, ``.rule``, ``.value``, ``.definition``) otherwise.
+``all_match(items)`` answers for a list of them at once, where it can (see there).
 """
 
 from typing import TypeVar
 
-from ._runtime import _fail, _is_integer, _is_number
+from ._runtime import _fail, _is_integer, _is_number, _rows_match
 
 _D0 = {'$schema': 'http://json-schema.org/draft-07/schema#', '$id': 'urn:tlnetron:schema:baseline-summary:1', 'title': 'tlnetron baseline diff summary', 'description': 'The decoded value of the model metadata row torchlens.baseline when baseline_kind is trace.', 'version': '1.0.0', 'type': 'object', 'additionalProperties': False, 'required': ['direction', 'row_counts', 'removed_labels', 'source'], 'properties': {'direction': {'type': 'object', 'additionalProperties': False, 'required': ['subject', 'reference'], 'properties': {'subject': {'type': 'string', 'description': 'The exported capture (what the graph draws).'}, 'reference': {'type': 'string', 'description': 'The baseline capture compared against.'}}}, 'row_counts': {'type': 'object', 'additionalProperties': False, 'required': ['added', 'removed', 'unresolved', 'excluded_machinery', 'unreachable', 'zero', 'changed'], 'properties': {'added': {'type': 'integer', 'minimum': 0}, 'removed': {'type': 'integer', 'minimum': 0}, 'unresolved': {'type': 'integer', 'minimum': 0}, 'excluded_machinery': {'type': 'integer', 'minimum': 0}, 'unreachable': {'type': 'integer', 'minimum': 0}, 'zero': {'type': 'integer', 'minimum': 0}, 'changed': {'type': 'integer', 'minimum': 0}}}, 'removed_labels': {'type': 'array', 'items': {'type': 'string'}, 'description': 'Reference-only op labels the subject graph cannot draw.'}, 'source': {'type': 'string', 'description': 'The TorchLens function that produced the rows.'}}}
 _R1 = ('direction', 'row_counts', 'removed_labels', 'source')
@@ -28,6 +29,7 @@ _D11 = {'type': 'integer', 'minimum': 0}
 _D12 = {'type': 'array', 'items': {'type': 'string'}, 'description': 'Reference-only op labels the subject graph cannot draw.'}
 _D13 = {'type': 'string'}
 _D14 = {'type': 'string', 'description': 'The TorchLens function that produced the rows.'}
+_F15 = (4, False, {'direction': (True, (32, None, 0, -1, False, None, None, None, (2, False, {'reference': (True, (1, None, 0, -1, False, None, None, None, None, None)), 'subject': (True, (1, None, 0, -1, False, None, None, None, None, None))}), None)), 'removed_labels': (True, (16, None, 0, -1, False, None, (1, None, 0, -1, False, None, None, None, None, None), None, None, None)), 'row_counts': (True, (32, None, 0, -1, False, None, None, None, (7, False, {'added': (True, (2, None, 0, -1, False, None, None, None, None, 0)), 'changed': (True, (2, None, 0, -1, False, None, None, None, None, 0)), 'excluded_machinery': (True, (2, None, 0, -1, False, None, None, None, None, 0)), 'removed': (True, (2, None, 0, -1, False, None, None, None, None, 0)), 'unreachable': (True, (2, None, 0, -1, False, None, None, None, None, 0)), 'unresolved': (True, (2, None, 0, -1, False, None, None, None, None, 0)), 'zero': (True, (2, None, 0, -1, False, None, None, None, None, 0))}), None)), 'source': (True, (1, None, 0, -1, False, None, None, None, None, None))})
 
 
 def _validate(data, path=('data',)):
@@ -111,6 +113,10 @@ def _validate(data, path=('data',)):
     return data
 
 
+def _all_match(items):
+    return _rows_match is not None and _rows_match(items, _F15)
+
+
 _T = TypeVar("_T")
 
 SCHEMA_ID = "urn:tlnetron:schema:baseline-summary:1"
@@ -121,3 +127,8 @@ def validate(data: _T) -> _T:
     """Return ``data`` if it matches schema/baseline-summary.schema.json; else raise JsonSchemaValueException."""
     _validate(data)
     return data
+
+
+def all_match(items: list[object]) -> bool:
+    """True when every item surely matches (one compiled check); False: ``validate`` each to know."""
+    return bool(_all_match(items))

@@ -8,6 +8,7 @@
 ``validate(data)`` returns ``data`` unchanged when it matches the schema and
 raises ``JsonSchemaValueException`` (``.message``, ``.name`` -- the data path such as
 ``data.metadata[3].target`` --, ``.rule``, ``.value``, ``.definition``) otherwise.
+``all_match(items)`` answers for a list of them at once, where it can (see there).
 """
 
 from typing import TypeVar
@@ -32,7 +33,7 @@ _D13 = {'type': ['string', 'number', 'boolean']}
 _D14 = {'type': 'string', 'not': {'enum': ['percentage', 'tensor', 'tensor[]', 'graph', 'function', 'object[]', 'shape', 'type', 'graph[]', 'function[]']}, 'description': 'Shown only when the row is expanded; types that expect Netron objects break the sidebar and are refused.'}
 _E15 = frozenset(('function', 'function[]', 'graph', 'graph[]', 'object[]', 'percentage', 'shape', 'tensor', 'tensor[]', 'type'))
 _D16 = {'enum': ['percentage', 'tensor', 'tensor[]', 'graph', 'function', 'object[]', 'shape', 'type', 'graph[]', 'function[]']}
-_F17 = (4, False, {'kind': (True, (127, frozenset(('graph', 'model', 'node', 'tensor', 'value')), 0, -1, False, None, None)), 'name': (True, (1, None, 1, -1, True, None, None)), 'target': (True, (1, None, 0, -1, True, None, None)), 'type': (False, (1, None, 0, -1, False, frozenset(('function', 'function[]', 'graph', 'graph[]', 'object[]', 'percentage', 'shape', 'tensor', 'tensor[]', 'type')), None)), 'value': (True, (29, None, 0, -1, False, None, (13, None, 0, -1, False, None, None)))})
+_F17 = (4, False, {'kind': (True, (127, frozenset(('graph', 'model', 'node', 'tensor', 'value')), 0, -1, False, None, None, None, None, None)), 'name': (True, (1, None, 1, -1, True, None, None, None, None, None)), 'target': (True, (1, None, 0, -1, True, None, None, None, None, None)), 'type': (False, (1, None, 0, -1, False, frozenset(('function', 'function[]', 'graph', 'graph[]', 'object[]', 'percentage', 'shape', 'tensor', 'tensor[]', 'type')), None, None, None, None)), 'value': (True, (29, None, 0, -1, False, None, (13, None, 0, -1, False, None, None, None, None, None), None, None, None))})
 
 
 def _validate(data, path=('data',)):
@@ -150,6 +151,10 @@ def _validate(data, path=('data',)):
     return data
 
 
+def _all_match(items):
+    return False
+
+
 _T = TypeVar("_T")
 
 SCHEMA_ID = "urn:tlnetron:schema:companion:1"
@@ -160,3 +165,8 @@ def validate(data: _T) -> _T:
     """Return ``data`` if it matches schema/companion.schema.json; else raise JsonSchemaValueException."""
     _validate(data)
     return data
+
+
+def all_match(items: list[object]) -> bool:
+    """True when every item surely matches (one compiled check); False: ``validate`` each to know."""
+    return bool(_all_match(items))

@@ -8,13 +8,14 @@
 ``validate(data)`` returns ``data`` unchanged when it matches the schema and
 raises ``JsonSchemaValueException`` (``.message``, ``.name`` -- the data path such as
 ``data.metadata[3].target`` --, ``.rule``, ``.value``, ``.definition``) otherwise.
+``all_match(items)`` answers for a list of them at once, where it can (see there).
 """
 
 from typing import TypeVar
 
 import re
 
-from ._runtime import _fail, _is_integer, _is_number, _json_key
+from ._runtime import _fail, _is_integer, _is_number, _json_key, _rows_match
 
 _D0 = {'$schema': 'http://json-schema.org/draft-07/schema#', '$id': 'urn:tlnetron:schema:model-metadata:1', 'title': 'tlnetron model metadataProps (decoded)', 'description': "The artifact's ModelProto.metadataProps as an object, key -> value. Every value is a string in the artifact; keys marked x-tlnetron-encoding: json hold JSON text and are described here decoded. Keys not listed here are not tlnetron's and are refused.", 'version': '1.0.0', 'type': 'object', 'additionalProperties': False, 'required': ['torchlens.disclaimer', 'torchlens.schema_version', 'torchlens.capture_outcome', 'torchlens.capture_verified', 'torchlens.structure_only', 'torchlens.granularity', 'torchlens.show_buffers', 'torchlens.hidden_buffer_count', 'torchlens.hidden_op_count', 'torchlens.node_count', 'torchlens.edge_count', 'torchlens.function_count', 'torchlens.omitted_value_count', 'torchlens.trace_op_count', 'torchlens.interventions', 'torchlens.torchlens_version'], 'definitions': {'count': {'type': 'integer', 'minimum': 0}, 'intervention': {'type': 'object', 'additionalProperties': False, 'required': ['kind', 'edit', 'selection', 'sites'], 'properties': {'kind': {'type': 'string'}, 'edit': {'type': 'string'}, 'selection': {'type': 'string'}, 'sites': {'type': 'integer', 'minimum': 0}}}}, 'properties': {'torchlens.disclaimer': {'type': 'string', 'minLength': 1, 'description': 'Says the artifact is a picture of a trace, not a runnable model.'}, 'torchlens.schema_version': {'type': 'string', 'pattern': '^[0-9]+\\.[0-9]+\\.[0-9]+(?![\\s\\S])', 'description': 'Version of these schemas the artifact was validated against.'}, 'torchlens.export_id': {'type': 'string', 'pattern': '^[0-9a-f]{32}(?![\\s\\S])', 'description': "The export id: 32 lowercase hex digits, the same in the artifact and in the companion the same export wrote (its model row of this name), so a pair can be matched. The first 32 hex digits of the sha256 of the artifact's bytes followed by the companion's bytes (the artifact's alone when no companion was written), each with this id replaced by 32 '0' characters: identical exports get identical ids. Absent from files written before tlnetron wrote it and by other tools."}, 'torchlens.capture_outcome': {'$ref': 'urn:tlnetron:schema:vocabularies:1#/definitions/capture_status'}, 'torchlens.capture_outcome_reason': {'type': 'string', 'description': "TorchLens' reason for a capture outcome other than complete."}, 'torchlens.capture_verified': {'$ref': 'urn:tlnetron:schema:vocabularies:1#/definitions/capture_verdict'}, 'torchlens.structure_only': {'type': 'boolean', 'x-tlnetron-encoding': 'json', 'description': 'True when shapes are hypotheses (no payloads captured).'}, 'torchlens.trace_state': {'type': 'string', 'description': "TorchLens' TraceState when it is not pristine."}, 'torchlens.granularity': {'$ref': 'urn:tlnetron:schema:vocabularies:1#/definitions/granularity'}, 'torchlens.depth': {'type': 'integer', 'minimum': 1, 'x-tlnetron-encoding': 'json', 'description': 'Module depth the root graph groups at (module view only).'}, 'torchlens.depth_reason': {'type': 'string', 'description': 'Why the module view grouped at this depth.'}, 'torchlens.inlined_call_count': {'$ref': '#/definitions/count', 'x-tlnetron-encoding': 'json', 'description': "Module calls drawn inline (deepest first) to keep the artifact within the ONNX checker's limit of 10,000 local functions; absent when none."}, 'torchlens.show_buffers': {'$ref': 'urn:tlnetron:schema:vocabularies:1#/definitions/buffer_policy'}, 'torchlens.hidden_buffer_count': {'$ref': '#/definitions/count', 'x-tlnetron-encoding': 'json', 'description': 'Buffer pseudo-ops the buffer policy left out.'}, 'torchlens.hidden_op_count': {'$ref': '#/definitions/count', 'x-tlnetron-encoding': 'json', 'description': 'Compute ops the buffer policy left out (counter-update chains).'}, 'torchlens.side_op_count': {'$ref': '#/definitions/count', 'x-tlnetron-encoding': 'json', 'description': 'Module view: compute ops not drawn because none of their results reach a model output or a buffer (side computations such as attention-mask checks); the op view draws them.'}, 'torchlens.run_count': {'$ref': '#/definitions/count', 'x-tlnetron-encoding': 'json', 'description': 'Module view: runs of repeated module calls drawn as one box each (Class ×N), at any level.'}, 'torchlens.node_count': {'$ref': '#/definitions/count', 'x-tlnetron-encoding': 'json', 'description': 'Nodes in the root graph.'}, 'torchlens.edge_count': {'$ref': '#/definitions/count', 'x-tlnetron-encoding': 'json', 'description': 'Producer-to-consumer connections in the root graph (graph outputs included).'}, 'torchlens.function_count': {'$ref': '#/definitions/count', 'x-tlnetron-encoding': 'json', 'description': 'FunctionProtos in the artifact.'}, 'torchlens.omitted_value_count': {'$ref': '#/definitions/count', 'x-tlnetron-encoding': 'json', 'description': 'Values left untyped (no single shape and dtype to state); each is explained on its producer.'}, 'torchlens.trace_op_count': {'$ref': '#/definitions/count', 'x-tlnetron-encoding': 'json', 'description': "Compute ops in the trace (TorchLens' num_ops)."}, 'torchlens.interventions': {'type': 'array', 'items': {'$ref': '#/definitions/intervention'}, 'x-tlnetron-encoding': 'json', 'description': "TorchLens' intervention audit rows; empty when the trace was never edited."}, 'torchlens.warnings': {'type': 'array', 'items': {'$ref': 'urn:tlnetron:schema:vocabularies:1#/definitions/warning_code'}, 'uniqueItems': True, 'x-tlnetron-encoding': 'json', 'description': 'Codes of the warnings this export raised.'}, 'torchlens.root_ranks': {'$ref': '#/definitions/count', 'x-tlnetron-encoding': 'json', 'description': 'Longest path (in nodes) through the root graph; the legibility budget is about 27.'}, 'torchlens.observed_duration_total': {'type': 'string', 'description': 'Sum of observed op wall times, worded with its unit.'}, 'torchlens.estimated_flops_total': {'type': 'string', 'description': 'Sum of estimated forward FLOPs over ops that have an estimate, worded.'}, 'torchlens.captured_bytes_total': {'type': 'string', 'description': 'Sum of captured output-tensor bytes, worded.'}, 'torchlens.baseline_kind': {'$ref': 'urn:tlnetron:schema:vocabularies:1#/definitions/baseline_kind'}, 'torchlens.baseline': {'type': ['string', 'object'], 'description': 'A string baseline verbatim (baseline_kind identifier) or the diff summary (baseline_kind trace; JSON text described by baseline-summary.schema.json).'}, 'torchlens.torchlens_version': {'type': 'string'}, 'torchlens.torch_version': {'type': 'string'}}}
 _R1 = ('torchlens.disclaimer', 'torchlens.schema_version', 'torchlens.capture_outcome', 'torchlens.capture_verified', 'torchlens.structure_only', 'torchlens.granularity', 'torchlens.show_buffers', 'torchlens.hidden_buffer_count', 'torchlens.hidden_op_count', 'torchlens.node_count', 'torchlens.edge_count', 'torchlens.function_count', 'torchlens.omitted_value_count', 'torchlens.trace_op_count', 'torchlens.interventions', 'torchlens.torchlens_version')
@@ -43,15 +44,16 @@ _D21 = {'type': 'object', 'additionalProperties': False, 'required': ['kind', 'e
 _R22 = ('kind', 'edit', 'selection', 'sites')
 _S23 = frozenset(('edit', 'kind', 'selection', 'sites'))
 _D24 = {'type': 'string'}
-_D25 = {'type': 'array', 'items': {'$ref': 'urn:tlnetron:schema:vocabularies:1#/definitions/warning_code'}, 'uniqueItems': True, 'x-tlnetron-encoding': 'json', 'description': 'Codes of the warnings this export raised.'}
-_E26 = frozenset(('capture_incomplete', 'dtype_not_representable', 'function_limit_inlined', 'legibility_budget_exceeded', 'netron_app_expired', 'netron_filename_shadowed', 'onnx_checker_quadratic', 'serve_beyond_loopback', 'served_without_companion'))
-_D27 = {'description': "Stable codes of tlnetron's warnings (tlnetron.TlnetronWarning.code).", 'enum': ['legibility_budget_exceeded', 'dtype_not_representable', 'capture_incomplete', 'netron_filename_shadowed', 'function_limit_inlined', 'onnx_checker_quadratic', 'serve_beyond_loopback', 'netron_app_expired', 'served_without_companion'], 'x-members': {'legibility_budget_exceeded': 'The root graph is deeper than about 27 ranks: Netron draws a rope.', 'dtype_not_representable': 'A tensor dtype has no ONNX element type; its edges stay untyped and say why.', 'capture_incomplete': "The trace's capture outcome is not complete: the artifact shows what was captured.", 'netron_filename_shadowed': "The file name is one Netron hands to another format's reader first.", 'function_limit_inlined': 'The module view has more module calls than the ONNX checker allows functions (10,000); the deepest calls are drawn inline and counted in torchlens.inlined_call_count.', 'onnx_checker_quadratic': "The installed onnx (1.23 so far) full-checks model-local functions in time that grows with the square of their number, this module view has thousands, and the check could not run split into the same checks on small pieces (which tlnetron does for its own artifacts): the check dominates the export. onnx 1.22.0 runs the same check in linear time. About the exporter's environment, not the artifact: never recorded in it.", 'serve_beyond_loopback': 'tlnetron serve was bound to an address other machines can reach: anyone who reaches it can read the model.', 'netron_app_expired': 'The installed Netron web app is more than 180 days past its build date and will only ask to be updated.', 'served_without_companion': 'A memory-only serve (serve=True with no path) has no file for a companion to sit beside, so its page shows no metrics; said when it starts, with the remedy (give a path).'}}
-_D28 = {'type': 'string', 'description': 'Sum of observed op wall times, worded with its unit.'}
-_D29 = {'type': 'string', 'description': 'Sum of estimated forward FLOPs over ops that have an estimate, worded.'}
-_D30 = {'type': 'string', 'description': 'Sum of captured output-tensor bytes, worded.'}
-_E31 = frozenset(('identifier', 'trace'))
-_D32 = {'description': 'What the caller passed as baseline=.', 'enum': ['trace', 'identifier'], 'x-members': {'trace': 'A reference Trace: per-node diff facts and a JSON summary.', 'identifier': 'A string recorded verbatim; no per-node facts.'}}
-_D33 = {'type': ['string', 'object'], 'description': 'A string baseline verbatim (baseline_kind identifier) or the diff summary (baseline_kind trace; JSON text described by baseline-summary.schema.json).'}
+_F25 = (4, False, {'edit': (True, (1, None, 0, -1, False, None, None, None, None, None)), 'kind': (True, (1, None, 0, -1, False, None, None, None, None, None)), 'selection': (True, (1, None, 0, -1, False, None, None, None, None, None)), 'sites': (True, (2, None, 0, -1, False, None, None, None, None, 0))})
+_D26 = {'type': 'array', 'items': {'$ref': 'urn:tlnetron:schema:vocabularies:1#/definitions/warning_code'}, 'uniqueItems': True, 'x-tlnetron-encoding': 'json', 'description': 'Codes of the warnings this export raised.'}
+_E27 = frozenset(('capture_incomplete', 'dtype_not_representable', 'function_limit_inlined', 'legibility_budget_exceeded', 'netron_app_expired', 'netron_filename_shadowed', 'onnx_checker_quadratic', 'serve_beyond_loopback', 'served_without_companion'))
+_D28 = {'description': "Stable codes of tlnetron's warnings (tlnetron.TlnetronWarning.code).", 'enum': ['legibility_budget_exceeded', 'dtype_not_representable', 'capture_incomplete', 'netron_filename_shadowed', 'function_limit_inlined', 'onnx_checker_quadratic', 'serve_beyond_loopback', 'netron_app_expired', 'served_without_companion'], 'x-members': {'legibility_budget_exceeded': 'The root graph is deeper than about 27 ranks: Netron draws a rope.', 'dtype_not_representable': 'A tensor dtype has no ONNX element type; its edges stay untyped and say why.', 'capture_incomplete': "The trace's capture outcome is not complete: the artifact shows what was captured.", 'netron_filename_shadowed': "The file name is one Netron hands to another format's reader first.", 'function_limit_inlined': 'The module view has more module calls than the ONNX checker allows functions (10,000); the deepest calls are drawn inline and counted in torchlens.inlined_call_count.', 'onnx_checker_quadratic': "The installed onnx (1.23 so far) full-checks model-local functions in time that grows with the square of their number, this module view has thousands, and the check could not run split into the same checks on small pieces (which tlnetron does for its own artifacts): the check dominates the export. onnx 1.22.0 runs the same check in linear time. About the exporter's environment, not the artifact: never recorded in it.", 'serve_beyond_loopback': 'tlnetron serve was bound to an address other machines can reach: anyone who reaches it can read the model.', 'netron_app_expired': 'The installed Netron web app is more than 180 days past its build date and will only ask to be updated.', 'served_without_companion': 'A memory-only serve (serve=True with no path) has no file for a companion to sit beside, so its page shows no metrics; said when it starts, with the remedy (give a path).'}}
+_D29 = {'type': 'string', 'description': 'Sum of observed op wall times, worded with its unit.'}
+_D30 = {'type': 'string', 'description': 'Sum of estimated forward FLOPs over ops that have an estimate, worded.'}
+_D31 = {'type': 'string', 'description': 'Sum of captured output-tensor bytes, worded.'}
+_E32 = frozenset(('identifier', 'trace'))
+_D33 = {'description': 'What the caller passed as baseline=.', 'enum': ['trace', 'identifier'], 'x-members': {'trace': 'A reference Trace: per-node diff facts and a JSON summary.', 'identifier': 'A string recorded verbatim; no per-node facts.'}}
+_D34 = {'type': ['string', 'object'], 'description': 'A string baseline verbatim (baseline_kind identifier) or the diff summary (baseline_kind trace; JSON text described by baseline-summary.schema.json).'}
 
 
 def _validate(data, path=('data',)):
@@ -174,39 +176,40 @@ def _validate(data, path=('data',)):
         if not (v15.__class__ is list or isinstance(v15, (list, tuple))):
             _fail('must be array', v15, path, ('torchlens.interventions', ), _D20, 'type')
         if True:
-            for v26, v27 in enumerate(v15):
-                if not (v27.__class__ is dict or isinstance(v27, dict)):
-                    _fail('must be object', v27, path, ('torchlens.interventions', v26, ), _D21, 'type')
-                if True:
-                    try:
-                        v28 = v27['kind']
-                        v29 = v27['edit']
-                        v30 = v27['selection']
-                        v31 = v27['sites']
-                    except KeyError:
-                        _fail('must contain ' + str(sorted(k for k in _R22 if k not in v27)) + ' properties', v27, path, ('torchlens.interventions', v26, ), _D21, 'required')
-                    if len(v27) != 4 and not v27.keys() <= _S23:
-                        _fail('must not contain ' + str(sorted((k for k in v27 if k not in _S23), key=str)) + ' properties', v27, path, ('torchlens.interventions', v26, ), _D21, 'additionalProperties')
-                    if not (v28.__class__ is str or isinstance(v28, str)):
-                        _fail('must be string', v28, path, ('torchlens.interventions', v26, 'kind', ), _D24, 'type')
-                    if not (v29.__class__ is str or isinstance(v29, str)):
-                        _fail('must be string', v29, path, ('torchlens.interventions', v26, 'edit', ), _D24, 'type')
-                    if not (v30.__class__ is str or isinstance(v30, str)):
-                        _fail('must be string', v30, path, ('torchlens.interventions', v26, 'selection', ), _D24, 'type')
-                    if not (v31.__class__ is int or _is_integer(v31)):
-                        _fail('must be integer', v31, path, ('torchlens.interventions', v26, 'sites', ), _D17, 'type')
-                    if _is_number(v31) and v31 < 0:
-                        _fail('must be bigger than or equal to 0', v31, path, ('torchlens.interventions', v26, 'sites', ), _D17, 'minimum')
+            if _rows_match is None or not _rows_match(v15, _F25):
+                for v26, v27 in enumerate(v15):
+                    if not (v27.__class__ is dict or isinstance(v27, dict)):
+                        _fail('must be object', v27, path, ('torchlens.interventions', v26, ), _D21, 'type')
+                    if True:
+                        try:
+                            v28 = v27['kind']
+                            v29 = v27['edit']
+                            v30 = v27['selection']
+                            v31 = v27['sites']
+                        except KeyError:
+                            _fail('must contain ' + str(sorted(k for k in _R22 if k not in v27)) + ' properties', v27, path, ('torchlens.interventions', v26, ), _D21, 'required')
+                        if len(v27) != 4 and not v27.keys() <= _S23:
+                            _fail('must not contain ' + str(sorted((k for k in v27 if k not in _S23), key=str)) + ' properties', v27, path, ('torchlens.interventions', v26, ), _D21, 'additionalProperties')
+                        if not (v28.__class__ is str or isinstance(v28, str)):
+                            _fail('must be string', v28, path, ('torchlens.interventions', v26, 'kind', ), _D24, 'type')
+                        if not (v29.__class__ is str or isinstance(v29, str)):
+                            _fail('must be string', v29, path, ('torchlens.interventions', v26, 'edit', ), _D24, 'type')
+                        if not (v30.__class__ is str or isinstance(v30, str)):
+                            _fail('must be string', v30, path, ('torchlens.interventions', v26, 'selection', ), _D24, 'type')
+                        if not (v31.__class__ is int or _is_integer(v31)):
+                            _fail('must be integer', v31, path, ('torchlens.interventions', v26, 'sites', ), _D17, 'type')
+                        if _is_number(v31) and v31 < 0:
+                            _fail('must be bigger than or equal to 0', v31, path, ('torchlens.interventions', v26, 'sites', ), _D17, 'minimum')
         if 'torchlens.warnings' in data:
             v32 = data['torchlens.warnings']
             if not (v32.__class__ is list or isinstance(v32, (list, tuple))):
-                _fail('must be array', v32, path, ('torchlens.warnings', ), _D25, 'type')
+                _fail('must be array', v32, path, ('torchlens.warnings', ), _D26, 'type')
             if True:
                 for v33, v34 in enumerate(v32):
-                    if not (v34.__class__ is str or isinstance(v34, str)) or v34 not in _E26:
-                        _fail("must be one of ['legibility_budget_exceeded', 'dtype_not_representable', 'capture_incomplete', 'netron_filename_shadowed', 'function_limit_inlined', 'onnx_checker_quadratic', 'serve_beyond_loopback', 'netron_app_expired', 'served_without_companion']", v34, path, ('torchlens.warnings', v33, ), _D27, 'enum')
+                    if not (v34.__class__ is str or isinstance(v34, str)) or v34 not in _E27:
+                        _fail("must be one of ['legibility_budget_exceeded', 'dtype_not_representable', 'capture_incomplete', 'netron_filename_shadowed', 'function_limit_inlined', 'onnx_checker_quadratic', 'serve_beyond_loopback', 'netron_app_expired', 'served_without_companion']", v34, path, ('torchlens.warnings', v33, ), _D28, 'enum')
                 if len({_json_key(x) for x in v32}) != len(v32):
-                    _fail('must contain unique items', v32, path, ('torchlens.warnings', ), _D25, 'uniqueItems')
+                    _fail('must contain unique items', v32, path, ('torchlens.warnings', ), _D26, 'uniqueItems')
         if 'torchlens.root_ranks' in data:
             v35 = data['torchlens.root_ranks']
             if not (v35.__class__ is int or _is_integer(v35)):
@@ -216,23 +219,23 @@ def _validate(data, path=('data',)):
         if 'torchlens.observed_duration_total' in data:
             v36 = data['torchlens.observed_duration_total']
             if not (v36.__class__ is str or isinstance(v36, str)):
-                _fail('must be string', v36, path, ('torchlens.observed_duration_total', ), _D28, 'type')
+                _fail('must be string', v36, path, ('torchlens.observed_duration_total', ), _D29, 'type')
         if 'torchlens.estimated_flops_total' in data:
             v37 = data['torchlens.estimated_flops_total']
             if not (v37.__class__ is str or isinstance(v37, str)):
-                _fail('must be string', v37, path, ('torchlens.estimated_flops_total', ), _D29, 'type')
+                _fail('must be string', v37, path, ('torchlens.estimated_flops_total', ), _D30, 'type')
         if 'torchlens.captured_bytes_total' in data:
             v38 = data['torchlens.captured_bytes_total']
             if not (v38.__class__ is str or isinstance(v38, str)):
-                _fail('must be string', v38, path, ('torchlens.captured_bytes_total', ), _D30, 'type')
+                _fail('must be string', v38, path, ('torchlens.captured_bytes_total', ), _D31, 'type')
         if 'torchlens.baseline_kind' in data:
             v39 = data['torchlens.baseline_kind']
-            if not (v39.__class__ is str or isinstance(v39, str)) or v39 not in _E31:
-                _fail("must be one of ['trace', 'identifier']", v39, path, ('torchlens.baseline_kind', ), _D32, 'enum')
+            if not (v39.__class__ is str or isinstance(v39, str)) or v39 not in _E32:
+                _fail("must be one of ['trace', 'identifier']", v39, path, ('torchlens.baseline_kind', ), _D33, 'enum')
         if 'torchlens.baseline' in data:
             v40 = data['torchlens.baseline']
             if not (v40.__class__ is str or v40.__class__ is dict or isinstance(v40, str) or isinstance(v40, dict)):
-                _fail('must be string or object', v40, path, ('torchlens.baseline', ), _D33, 'type')
+                _fail('must be string or object', v40, path, ('torchlens.baseline', ), _D34, 'type')
         if not (v16.__class__ is str or isinstance(v16, str)):
             _fail('must be string', v16, path, ('torchlens.torchlens_version', ), _D24, 'type')
         if 'torchlens.torch_version' in data:
@@ -240,6 +243,10 @@ def _validate(data, path=('data',)):
             if not (v41.__class__ is str or isinstance(v41, str)):
                 _fail('must be string', v41, path, ('torchlens.torch_version', ), _D24, 'type')
     return data
+
+
+def _all_match(items):
+    return False
 
 
 _T = TypeVar("_T")
@@ -252,3 +259,8 @@ def validate(data: _T) -> _T:
     """Return ``data`` if it matches schema/model-metadata.schema.json; else raise JsonSchemaValueException."""
     _validate(data)
     return data
+
+
+def all_match(items: list[object]) -> bool:
+    """True when every item surely matches (one compiled check); False: ``validate`` each to know."""
+    return bool(_all_match(items))

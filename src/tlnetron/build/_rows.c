@@ -11,10 +11,11 @@
  * two rows share kind, target and name; the distinct (kind, target) pairs; the sum of the
  * float values; the values that are neither str, int nor float.
  *
- * rows_match(rows, spec) is the generated validators' fast answer for an array of flat rows
- * (codegen/compile_schema.py writes ``spec`` from the row schema): True only when every row
- * surely matches it; False when one does not, or is of a kind it leaves to Python (a
- * subclass, a tuple, an object value), and the generated Python loop then decides and words
+ * rows_match(rows, spec) is the generated validators' fast answer for a list of objects
+ * (codegen/compile_schema.py writes ``spec`` from their schema: scalars, arrays and nested
+ * objects, patterns by the validator's own compiled search): True only when every row surely
+ * matches it; False when one does not, or is of a kind it leaves to Python (a subclass, a
+ * tuple, a value the spec has no check for), and the Python validator then decides and words
  * the failure.
  */
 #define PY_SSIZE_T_CLEAN
@@ -22,6 +23,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 static PyObject *K_KIND, *K_TARGET, *K_NAME, *K_VALUE;
 static PyObject *A_STATS[4], *A_NAN, *A_INF, *A_ZERO, *A_NUMEL;
@@ -245,16 +247,18 @@ done:
 
 /* JSON types as the spec's masks spell them (codegen/compile_schema.py, ROW_TYPE_BITS). */
 enum { T_STRING = 1, T_INTEGER = 2, T_NUMBER = 4, T_BOOLEAN = 8, T_ARRAY = 16, T_OBJECT = 32, T_NULL = 64 };
-enum { MAX_PROPS = 32, MAX_NEST = 8 };
 
 /* One property's check, read from the spec once per call:
- * (mask, enum, min_len, max_len, one_line, not_enum, items). */
+ * (mask, enum, min_len, max_len, one_line, not_enum, items, pattern, object, minimum). */
 typedef struct check {
     long mask;
     PyObject *in_set, *out_set; /* borrowed frozensets, or NULL */
     Py_ssize_t lo, hi;          /* hi < 0: no maximum */
     int one_line;
-    struct check *items; /* NULL: any items */
+    PyObject *pattern;     /* borrowed: the validator's compiled search, or NULL */
+    struct check *items;   /* NULL: any items */
+    struct object *object; /* NULL: an object value is left to Python */
+    PyObject *minimum;     /* borrowed int or float a number may not be below, or NULL */
 } check_t;
 
 typedef struct {
@@ -262,6 +266,13 @@ typedef struct {
     int required;
     check_t check;
 } prop_t;
+
+/* An object's spec: (n_required, extra_allowed, {key: (required, check)}). */
+typedef struct object {
+    Py_ssize_t n_required;
+    int extra_allowed, n_props;
+    prop_t *props;
+} object_t;
 
 static int spec_error(void) {
     PyErr_SetString(PyExc_TypeError, "rows_match: malformed spec");
@@ -275,9 +286,29 @@ static int set_or_none(PyObject *v, PyObject **out) {
     return 0;
 }
 
-/* Reads ``spec`` into ``c``, taking nested items' checks from ``pool`` (``*used`` of ``MAX_NEST``). */
-static int read_check(PyObject *spec, check_t *c, check_t *pool, int *used) {
-    if (!PyTuple_CheckExact(spec) || PyTuple_GET_SIZE(spec) != 7) return spec_error();
+static void free_object(object_t *o);
+
+static void free_check(check_t *c) {
+    if (c->items != NULL) { free_check(c->items); free(c->items); }
+    if (c->object != NULL) free_object(c->object);
+}
+
+static void free_object(object_t *o) {
+    for (int k = 0; k < o->n_props; k++) free_check(&o->props[k].check);
+    free(o->props);
+    free(o);
+}
+
+static object_t *read_object(PyObject *spec, int depth);
+
+/* Reads ``spec`` into ``c`` (freed by free_check, also after a failure). */
+static int read_check(PyObject *spec, check_t *c, int depth) {
+    c->items = NULL;
+    c->object = NULL;
+    if (depth > 32 || !PyTuple_CheckExact(spec) || PyTuple_GET_SIZE(spec) != 10) return spec_error();
+    PyObject *minimum = PyTuple_GET_ITEM(spec, 9);
+    if (minimum != Py_None && !PyLong_CheckExact(minimum) && !PyFloat_CheckExact(minimum)) return spec_error();
+    c->minimum = minimum == Py_None ? NULL : minimum;
     c->mask = PyLong_AsLong(PyTuple_GET_ITEM(spec, 0));
     c->lo = PyLong_AsSsize_t(PyTuple_GET_ITEM(spec, 2));
     c->hi = PyLong_AsSsize_t(PyTuple_GET_ITEM(spec, 3));
@@ -285,12 +316,45 @@ static int read_check(PyObject *spec, check_t *c, check_t *pool, int *used) {
     c->one_line = PyTuple_GET_ITEM(spec, 4) == Py_True;
     if (set_or_none(PyTuple_GET_ITEM(spec, 1), &c->in_set) < 0 || set_or_none(PyTuple_GET_ITEM(spec, 5), &c->out_set) < 0)
         return -1;
-    PyObject *items = PyTuple_GET_ITEM(spec, 6);
-    c->items = NULL;
+    PyObject *pattern = PyTuple_GET_ITEM(spec, 7), *object = PyTuple_GET_ITEM(spec, 8), *items = PyTuple_GET_ITEM(spec, 6);
+    if (pattern != Py_None && !PyCallable_Check(pattern)) return spec_error();
+    c->pattern = pattern == Py_None ? NULL : pattern;
+    if (object != Py_None && (c->object = read_object(object, depth + 1)) == NULL) return -1;
     if (items == Py_None) return 0;
-    if (*used >= MAX_NEST) return spec_error();
-    c->items = &pool[(*used)++];
-    return read_check(items, c->items, pool, used);
+    if ((c->items = calloc(1, sizeof(check_t))) == NULL) { PyErr_NoMemory(); return -1; }
+    return read_check(items, c->items, depth + 1);
+}
+
+static object_t *read_object(PyObject *spec, int depth) {
+    if (!PyTuple_CheckExact(spec) || PyTuple_GET_SIZE(spec) != 3 || !PyDict_CheckExact(PyTuple_GET_ITEM(spec, 2))) {
+        spec_error();
+        return NULL;
+    }
+    PyObject *table = PyTuple_GET_ITEM(spec, 2), *key, *entry;
+    object_t *o = calloc(1, sizeof(object_t));
+    if (o == NULL || (o->props = calloc((size_t)PyDict_GET_SIZE(table) + 1, sizeof(prop_t))) == NULL) {
+        free(o);
+        PyErr_NoMemory();
+        return NULL;
+    }
+    o->n_required = PyLong_AsSsize_t(PyTuple_GET_ITEM(spec, 0));
+    o->extra_allowed = PyObject_IsTrue(PyTuple_GET_ITEM(spec, 1));
+    if (PyErr_Occurred() || o->extra_allowed < 0) { free_object(o); return NULL; }
+    Py_ssize_t pos = 0, n_req = 0;
+    while (PyDict_Next(table, &pos, &key, &entry)) {
+        if (!PyUnicode_CheckExact(key) || !PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 2) {
+            spec_error();
+            free_object(o);
+            return NULL;
+        }
+        prop_t *p = &o->props[o->n_props++];
+        p->key = key;
+        p->required = PyTuple_GET_ITEM(entry, 0) == Py_True;
+        n_req += p->required;
+        if (read_check(PyTuple_GET_ITEM(entry, 1), &p->check, depth) < 0) { free_object(o); return NULL; }
+    }
+    if (n_req != o->n_required) { spec_error(); free_object(o); return NULL; }
+    return o;
 }
 
 /* Whether a string holds a line break (CR or LF); -1 on an error. */
@@ -298,14 +362,14 @@ static int has_break(PyObject *v) {
     Py_ssize_t n = PyUnicode_GET_LENGTH(v);
     if (PyUnicode_KIND(v) == PyUnicode_1BYTE_KIND) {
         const Py_UCS1 *p = PyUnicode_1BYTE_DATA(v);
-        for (Py_ssize_t i = 0; i < n; i++)
-            if (p[i] == '\n' || p[i] == '\r') return 1;
-        return 0;
+        return memchr(p, '\n', (size_t)n) != NULL || memchr(p, '\r', (size_t)n) != NULL;
     }
     Py_ssize_t at = PyUnicode_FindChar(v, '\n', 0, n, 1);
     if (at == -1) at = PyUnicode_FindChar(v, '\r', 0, n, 1);
     return at == -2 ? -1 : at != -1;
 }
+
+static int object_matches(PyObject *row, const object_t *o);
 
 /* 1: ``v`` surely matches ``c``; 0: it does not, or Python must decide; -1: an error. */
 static int value_matches(PyObject *v, const check_t *c) {
@@ -317,8 +381,9 @@ static int value_matches(PyObject *v, const check_t *c) {
     else if (cls == &PyLong_Type) bits = T_INTEGER | T_NUMBER;
     else if (cls == &PyFloat_Type) bits = T_NUMBER; /* an integral float as "integer": Python decides */
     else if (cls == &PyList_Type) bits = T_ARRAY;
+    else if (cls == &PyDict_Type) bits = T_OBJECT;
     else if (v == Py_None) bits = T_NULL;
-    else return 0; /* objects, tuples, subclasses: left to Python */
+    else return 0; /* tuples, subclasses: left to Python */
     if (!(c->mask & bits)) return 0;
     if (c->in_set != NULL) { /* every member is a string: only a string can equal one */
         if (!is_str) return 0;
@@ -336,12 +401,57 @@ static int value_matches(PyObject *v, const check_t *c) {
             int found = PySet_Contains(c->out_set, v);
             if (found) return found < 0 ? -1 : 0;
         }
+        if (c->pattern != NULL) {
+            PyObject *found = PyObject_CallOneArg(c->pattern, v);
+            if (found == NULL) return -1;
+            int hit = found != Py_None;
+            Py_DECREF(found);
+            if (!hit) return 0;
+        }
+    }
+    if ((bits & T_NUMBER) && c->minimum != NULL) { /* Python's own comparison: NaN is below nothing */
+        int below = PyObject_RichCompareBool(v, c->minimum, Py_LT);
+        if (below) return below < 0 ? -1 : 0;
     }
     if (bits == T_ARRAY && c->items != NULL) {
         for (Py_ssize_t i = 0; i < PyList_GET_SIZE(v); i++) {
             int ok = value_matches(PyList_GET_ITEM(v, i), c->items);
             if (ok <= 0) return ok;
         }
+    }
+    if (bits == T_OBJECT) return c->object == NULL ? 0 : object_matches(v, c->object);
+    return 1;
+}
+
+/* 1: ``row`` is a dict that surely matches ``o``; 0: not, or Python must decide; -1: an error. */
+static int object_matches(PyObject *row, const object_t *o) {
+    PyObject *key, *value;
+    if (!PyDict_CheckExact(row)) return 0;
+    /* Required keys by lookup (the rows' keys are the interned names): no walk over the row. */
+    for (int k = 0; k < o->n_props; k++) {
+        if (!o->props[k].required) continue;
+        value = PyDict_GetItemWithError(row, o->props[k].key);
+        if (value == NULL) return PyErr_Occurred() ? -1 : 0;
+        int ok = value_matches(value, &o->props[k].check);
+        if (ok <= 0) return ok;
+    }
+    if (PyDict_GET_SIZE(row) == o->n_required) return 1;
+    /* More keys than required: each other one is an optional property, or extra. */
+    Py_ssize_t at = 0;
+    while (PyDict_Next(row, &at, &key, &value)) {
+        if (!PyUnicode_CheckExact(key)) return 0;
+        int k = 0;
+        while (k < o->n_props && o->props[k].key != key) k++; /* the keys are mostly the same interned names */
+        if (k == o->n_props)
+            for (k = 0; k < o->n_props && PyUnicode_Compare(o->props[k].key, key) != 0; k++) {}
+        if (PyErr_Occurred()) return -1;
+        if (k == o->n_props) {
+            if (!o->extra_allowed) return 0;
+            continue;
+        }
+        if (o->props[k].required) continue;
+        int ok = value_matches(value, &o->props[k].check);
+        if (ok <= 0) return ok;
     }
     return 1;
 }
@@ -350,61 +460,13 @@ static int value_matches(PyObject *v, const check_t *c) {
 static PyObject *rows_match(PyObject *self, PyObject *args) {
     PyObject *rows, *spec;
     if (!PyArg_ParseTuple(args, "OO!:rows_match", &rows, &PyTuple_Type, &spec)) return NULL;
-    if (PyTuple_GET_SIZE(spec) != 3 || !PyDict_CheckExact(PyTuple_GET_ITEM(spec, 2))) return spec_error(), NULL;
-    Py_ssize_t n_required = PyLong_AsSsize_t(PyTuple_GET_ITEM(spec, 0));
-    if (n_required == -1 && PyErr_Occurred()) return NULL;
-    int extra_allowed = PyObject_IsTrue(PyTuple_GET_ITEM(spec, 1));
-    if (extra_allowed < 0) return NULL;
-    PyObject *table = PyTuple_GET_ITEM(spec, 2), *key, *entry;
-    prop_t props[MAX_PROPS];
-    check_t pool[MAX_NEST];
-    int n_props = 0, used = 0, n_req = 0;
-    Py_ssize_t pos = 0;
-    while (PyDict_Next(table, &pos, &key, &entry)) {
-        if (n_props >= MAX_PROPS || !PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 2) return spec_error(), NULL;
-        prop_t *p = &props[n_props++];
-        p->key = key;
-        p->required = PyTuple_GET_ITEM(entry, 0) == Py_True;
-        n_req += p->required;
-        if (read_check(PyTuple_GET_ITEM(entry, 1), &p->check, pool, &used) < 0) return NULL;
-    }
-    if (n_req != n_required) return spec_error(), NULL;
-    if (!PyList_CheckExact(rows)) Py_RETURN_FALSE;
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(rows); i++) {
-        PyObject *row = PyList_GET_ITEM(rows, i), *value;
-        if (!PyDict_CheckExact(row)) Py_RETURN_FALSE;
-        /* Required keys by lookup (the rows' keys are the interned names): no walk over the row. */
-        for (int k = 0; k < n_props; k++) {
-            if (!props[k].required) continue;
-            value = PyDict_GetItemWithError(row, props[k].key);
-            if (value == NULL) {
-                if (PyErr_Occurred()) return NULL;
-                Py_RETURN_FALSE;
-            }
-            int ok = value_matches(value, &props[k].check);
-            if (ok <= 0) { if (ok < 0) return NULL; Py_RETURN_FALSE; }
-        }
-        if (PyDict_GET_SIZE(row) == n_required) continue;
-        /* More keys than required: each other one is an optional property, or extra. */
-        Py_ssize_t at = 0;
-        while (PyDict_Next(row, &at, &key, &value)) {
-            if (!PyUnicode_CheckExact(key)) Py_RETURN_FALSE;
-            int k = 0;
-            for (; k < n_props; k++) {
-                int same = props[k].key == key ? 1 : PyUnicode_Compare(props[k].key, key) == 0;
-                if (same) break;
-            }
-            if (PyErr_Occurred()) return NULL;
-            if (k == n_props) {
-                if (!extra_allowed) Py_RETURN_FALSE;
-                continue;
-            }
-            if (props[k].required) continue;
-            int ok = value_matches(value, &props[k].check);
-            if (ok <= 0) { if (ok < 0) return NULL; Py_RETURN_FALSE; }
-        }
-    }
-    Py_RETURN_TRUE;
+    object_t *o = read_object(spec, 0);
+    if (o == NULL) return NULL;
+    int ok = PyList_CheckExact(rows);
+    for (Py_ssize_t i = 0; ok > 0 && i < PyList_GET_SIZE(rows); i++) ok = object_matches(PyList_GET_ITEM(rows, i), o);
+    free_object(o);
+    if (ok < 0) return NULL;
+    return PyBool_FromLong(ok);
 }
 
 static PyMethodDef methods[] = {

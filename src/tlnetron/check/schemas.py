@@ -33,12 +33,13 @@ __all__ = [
     "validate_each",
 ]
 
-_VALIDATORS: dict[str, Callable[[Any], Any]] = {
-    "model-metadata": validate_model_metadata.validate,
-    "node-properties": validate_node_properties.validate,
-    "companion": validate_companion.validate,
-    "baseline-summary": validate_baseline_summary.validate,
+_MODULES = {
+    "model-metadata": validate_model_metadata,
+    "node-properties": validate_node_properties,
+    "companion": validate_companion,
+    "baseline-summary": validate_baseline_summary,
 }
+_VALIDATORS: dict[str, Callable[[Any], Any]] = {name: module.validate for name, module in _MODULES.items()}
 
 
 class SchemaViolation(Exception):
@@ -73,6 +74,9 @@ def validate_each(schema: str, items: Iterable[Any]) -> None:
         SchemaViolation: for the first failing item; its ``index`` is that item's position.
     """
     check = _VALIDATORS[schema]
+    items = items if isinstance(items, list) else list(items)
+    if _MODULES[schema].all_match(items):  # one compiled check; otherwise each item decides and words it
+        return
     index = -1
     try:
         for index, data in enumerate(items):
