@@ -20,7 +20,9 @@ _FINITE_MATH = [
     "-freciprocal-math",
     "-ffinite-math-only",
 ]
-_GCC_FLAGS = {"tlnetron.read._onepass": ["-O3", *_FINITE_MATH], "tlnetron.build._rows": ["-O2"]}
+_GCC_FLAGS = {"tlnetron.read._onepass": ["-O3", "-pthread", *_FINITE_MATH], "tlnetron.build._rows": ["-O2"]}
+# the single read starts its own native thread (tlnetron.read._onepass.start)
+_GCC_LINK = {"tlnetron.read._onepass": ["-pthread"], "tlnetron.build._rows": []}
 
 
 class _BuildExt(build_ext):
@@ -30,6 +32,7 @@ class _BuildExt(build_ext):
             ext.extra_compile_args = ["/O2"] if msvc else _GCC_FLAGS[ext.name]
             if not msvc:
                 ext.libraries = ["m"]
+                ext.extra_link_args = _GCC_LINK[ext.name]
         super().build_extensions()
 
 

@@ -180,6 +180,59 @@ def test_the_compiled_read_refuses_malformed_items() -> None:
         _onepass.onepass(5)
 
 
+class _Kept:
+    """Something ``start`` must hold while its thread reads (weakly referenced here)."""
+
+
+@needs_onepass
+def test_the_native_thread_reads_what_onepass_reads() -> None:
+    """``_onepass.start`` gives ``onepass``'s list, once; holds what it is given to keep until
+    then; and refuses a malformed item before any thread starts."""
+    import gc
+    import weakref
+
+    from tlnetron.read import _onepass  # type: ignore[attr-defined]
+
+    gather = Gather(compiled_queue=False)
+    for at, make in enumerate(_LAYOUTS.values()):
+        gather.add(at, make())
+    items = gather._items
+    assert len(items) > 30
+    keep = _Kept()
+    gone = weakref.ref(keep)
+    reading = _onepass.start(items, keep)
+    del keep
+    gc.collect()
+    assert gone() is not None  # held while the thread may still read
+    first = reading.result()
+    assert first == _onepass.onepass(items)
+    assert reading.result() is first  # computed once
+    gc.collect()
+    assert gone() is None  # and let go once read
+    assert _onepass.start([], None).result() == []
+    for _ in range(50):  # a handle dropped unread waits for its thread before freeing the items
+        _onepass.start(items, gather._tensors)
+    t = torch.ones(4)
+    for bad in ([(t.data_ptr(), 8, (4,), (1,))], [(t.data_ptr(), 0, (4,), (-1,))]):
+        with pytest.raises(ValueError):
+            _onepass.start(bad, t)
+    for args in ((5, None), ([(t.data_ptr(), 0, 4, (1,))], None), ([],)):
+        with pytest.raises(TypeError):
+            _onepass.start(*args)
+
+
+@needs_onepass
+def test_a_refused_start_is_read_again_on_the_callers_thread() -> None:
+    """A malformed queue (never made by ``add``) raises from the statistics' call, on the
+    caller's thread, not from a thread nobody joins."""
+    gather = Gather()
+    gather.add(0, torch.ones(3))
+    gather._items.append((0, 0, (1,), (1,)))
+    late = gather.start(background=True)
+    with pytest.raises(ValueError):
+        late()
+
+
 class _Marked(torch.Tensor):
     """A tensor subclass: the compiled queue leaves it to the Python path."""
 

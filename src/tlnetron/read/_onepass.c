@@ -10,6 +10,8 @@
  * leave double's range (the caller then asks torch). The caller keeps the tensors alive;
  * the whole list is read without the GIL, so a Python thread can run beside it.
  *
+ * start(items, keep) runs the same read on a native thread, begun at once (see there).
+ *
  * enqueue(state, at, t) queues one tensor for it, with the checks the caller's Python would
  * make for a plain CPU tensor done in one call (see there).
  */
@@ -18,6 +20,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#ifndef _WIN32
+#include <pthread.h>
+#endif
 
 #define MAXDIM 16
 #define CHUNK (1 << 20) /* elements per block: its 32-bit counters cannot overflow */
@@ -292,18 +297,27 @@ static PyObject *result(const item_t *it) {
     return row;
 }
 
-static PyObject *onepass(PyObject *self, PyObject *arg) {
+/* The items, checked and copied into C: NULL (an exception set) when one is malformed. */
+static item_t *parse(PyObject *arg, Py_ssize_t *count) {
     PyObject *items = PySequence_Fast(arg, "onepass takes a list of (data_ptr, kind, sizes, strides)");
     if (items == NULL) return NULL;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(items);
     item_t *all = calloc(n ? (size_t)n : 1, sizeof(item_t));
-    if (all == NULL) { Py_DECREF(items); return PyErr_NoMemory(); }
+    if (all == NULL) { Py_DECREF(items); PyErr_NoMemory(); return NULL; }
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *ptr, *sizes, *strides;
         item_t *it = &all[i];
         int ndim_strides;
-        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(items, i), "OiOO", &ptr, &it->kind, &sizes, &strides)
-            || (it->data = PyLong_AsVoidPtr(ptr), PyErr_Occurred())
+        PyObject *item = PySequence_Fast_GET_ITEM(items, i), *kind;
+        if (PyTuple_CheckExact(item) && PyTuple_GET_SIZE(item) == 4 && PyLong_CheckExact(kind = PyTuple_GET_ITEM(item, 1))) {
+            /* the tuples enqueue and Gather.add make, read without parsing a format */
+            long k = PyLong_AsLong(kind);
+            ptr = PyTuple_GET_ITEM(item, 0); sizes = PyTuple_GET_ITEM(item, 2); strides = PyTuple_GET_ITEM(item, 3);
+            it->kind = k < 0 || k >= K_COUNT ? -1 : (int)k;
+            if (k == -1 && PyErr_Occurred()) goto fail;
+        } else if (!PyArg_ParseTuple(item, "OiOO", &ptr, &it->kind, &sizes, &strides))
+            goto fail;
+        if ((it->data = PyLong_AsVoidPtr(ptr), PyErr_Occurred())
             || read_dims(sizes, it->size, &it->ndim) < 0 || read_dims(strides, it->stride, &ndim_strides) < 0)
             goto fail;
         if (ndim_strides != it->ndim || it->kind < 0 || it->kind >= K_COUNT || it->data == NULL) {
@@ -319,23 +333,136 @@ static PyObject *onepass(PyObject *self, PyObject *arg) {
             it->numel *= it->size[k];
         }
     }
-    Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t i = 0; i < n; i++) measure(&all[i]);
-    Py_END_ALLOW_THREADS
-    PyObject *out = PyList_New(n);
-    if (out == NULL) goto fail;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *row = result(&all[i]);
-        if (row == NULL) { Py_DECREF(out); goto fail; }
-        PyList_SET_ITEM(out, i, row);
-    }
-    free(all);
     Py_DECREF(items);
-    return out;
+    *count = n;
+    return all;
 fail:
     free(all);
     Py_DECREF(items);
     return NULL;
+}
+
+static void measure_all(item_t *all, Py_ssize_t n) {
+    for (Py_ssize_t i = 0; i < n; i++) measure(&all[i]);
+}
+
+static PyObject *results(const item_t *all, Py_ssize_t n) {
+    PyObject *out = PyList_New(n);
+    if (out == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *row = result(&all[i]);
+        if (row == NULL) { Py_DECREF(out); return NULL; }
+        PyList_SET_ITEM(out, i, row);
+    }
+    return out;
+}
+
+static PyObject *onepass(PyObject *self, PyObject *arg) {
+    Py_ssize_t n;
+    item_t *all = parse(arg, &n);
+    if (all == NULL) return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    measure_all(all, n);
+    Py_END_ALLOW_THREADS
+    PyObject *out = results(all, n);
+    free(all);
+    return out;
+}
+
+/* start(items, keep): the same read on a native thread, begun at once; the Reading it returns
+ * gives onepass's list from .result(), joining the thread (without the GIL) the first time.
+ * A Python thread would hold the GIL while it starts and while it ends; this one never takes it.
+ * ``keep`` (the tensors) is held until the thread is done, so their memory outlives the read. */
+typedef struct {
+    PyObject_HEAD
+    item_t *all;
+    Py_ssize_t n;
+    PyObject *keep, *done;
+    int running;
+#ifndef _WIN32
+    pthread_t thread;
+#endif
+} reading_t;
+
+#ifndef _WIN32
+static void *reading_main(void *arg) {
+    reading_t *r = arg;
+    measure_all(r->all, r->n);
+    return NULL;
+}
+#endif
+
+static void reading_join(reading_t *r) {
+#ifndef _WIN32
+    if (r->running) {
+        Py_BEGIN_ALLOW_THREADS
+        pthread_join(r->thread, NULL);
+        Py_END_ALLOW_THREADS
+        r->running = 0;
+    }
+#endif
+}
+
+static PyObject *reading_result(PyObject *self, PyObject *unused) {
+    reading_t *r = (reading_t *)self;
+    if (r->done == NULL) {
+        reading_join(r);
+        if ((r->done = results(r->all, r->n)) == NULL) return NULL;
+        free(r->all);
+        r->all = NULL;
+        Py_CLEAR(r->keep);
+    }
+    return Py_NewRef(r->done);
+}
+
+static void reading_dealloc(PyObject *self) {
+    reading_t *r = (reading_t *)self;
+    reading_join(r);
+    free(r->all);
+    Py_XDECREF(r->keep);
+    Py_XDECREF(r->done);
+    PyObject_Free(self);
+}
+
+static PyMethodDef reading_methods[] = {
+    {"result", reading_result, METH_NOARGS, "onepass's list for the items, waiting for the read once."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject ReadingType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "tlnetron.read._onepass.Reading",
+    .tp_basicsize = sizeof(reading_t),
+    .tp_dealloc = reading_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A single pass running on its own thread (see start).",
+    .tp_methods = reading_methods,
+};
+
+static PyObject *start(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "start takes (items, keep)");
+        return NULL;
+    }
+    Py_ssize_t n;
+    item_t *all = parse(args[0], &n);
+    if (all == NULL) return NULL;
+    reading_t *r = PyObject_New(reading_t, &ReadingType);
+    if (r == NULL) { free(all); return NULL; }
+    r->all = all;
+    r->n = n;
+    r->keep = Py_NewRef(args[1]);
+    r->done = NULL;
+    r->running = 0;
+#ifndef _WIN32
+    r->running = n > 0 && pthread_create(&r->thread, NULL, reading_main, r) == 0;
+#endif
+    if (!r->running) { /* no thread to be had: read here, as onepass does */
+        Py_BEGIN_ALLOW_THREADS
+        measure_all(all, n);
+        Py_END_ALLOW_THREADS
+    }
+    return (PyObject *)r;
 }
 
 static PyObject *S_DTYPE, *S_SHAPE, *S_LAYOUT, *S_IS_CPU;
@@ -405,6 +532,8 @@ done:
 static PyMethodDef methods[] = {
     {"onepass", onepass, METH_O,
      "Per (data_ptr, kind, sizes, strides): (min, max, mean, var, zeros, nans, infs) of the finite elements, and numel."},
+    {"start", (PyCFunction)(void (*)(void))start, METH_FASTCALL,
+     "onepass(items) on a native thread begun now: a Reading whose result() waits for it."},
     {"enqueue", (PyCFunction)(void (*)(void))enqueue, METH_FASTCALL,
      "Queue a CPU tensor onepass reads as it is (True), or queue nothing (False)."},
     {NULL, NULL, 0, NULL},
@@ -416,6 +545,7 @@ PyMODINIT_FUNC PyInit__onepass(void) {
     if ((S_DTYPE = PyUnicode_InternFromString("dtype")) == NULL || (S_SHAPE = PyUnicode_InternFromString("shape")) == NULL
         || (S_LAYOUT = PyUnicode_InternFromString("layout")) == NULL || (S_IS_CPU = PyUnicode_InternFromString("is_cpu")) == NULL)
         return NULL;
+    if (PyType_Ready(&ReadingType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     PyObject *kinds = m ? PyTuple_New(K_COUNT) : NULL;
     for (int k = 0; kinds && k < K_COUNT; k++) {

@@ -1,8 +1,13 @@
 from collections.abc import Sequence
 
+_Row = tuple[float | int | None, float | int | None, float | None, float | None, int, int, int, int]
+
 KINDS: tuple[str, ...]
 
-def onepass(
-    items: Sequence[tuple[int, int, Sequence[int], Sequence[int]]], /
-) -> list[tuple[float | int | None, float | int | None, float | None, float | None, int, int, int, int]]: ...
+def onepass(items: Sequence[tuple[int, int, Sequence[int], Sequence[int]]], /) -> list[_Row]: ...
 def enqueue(state: tuple[object, ...], at: int, t: object, /) -> bool: ...
+
+class Reading:
+    def result(self) -> list[_Row]: ...
+
+def start(items: Sequence[tuple[int, int, Sequence[int], Sequence[int]]], keep: object, /) -> Reading: ...

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import threading
 from types import ModuleType
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
@@ -255,24 +254,27 @@ class Gather:
         return None
 
     def start(self, background: bool) -> Callable[[], Mapping[int, TensorStats]]:
-        """Read what is queued, in a thread when ``background``; the returned call gives the
-        statistics by ``at`` (waiting for the thread), computed once."""
+        """Read what is queued, on a native thread when ``background``; the returned call gives
+        the statistics by ``at`` (waiting for the thread), computed once."""
         items, read = self._items, self._read
-        done: list[list[_Raw]] = []
-        thread = None
-        if items and read is not None:
-            if background:
-                thread = threading.Thread(target=_read_into, args=(read, items, done), daemon=True)
-                thread.start()
+        reading: Any = None
+        now: list[list[_Raw]] = []
+        if items and read is not None and _onepass is not None:
+            if background:  # a malformed item is refused here; result() reads again, and raises, on this thread
+                with contextlib.suppress(Exception):
+                    reading = _onepass.start(items, self._tensors)
             else:
-                done.append(read(items))
+                now.append(read(items))
         cache: list[dict[int, TensorStats]] = []
 
         def result() -> dict[int, TensorStats]:
             if not cache:
-                if thread is not None:
-                    thread.join()
-                raw = done[0] if done else (read(items) if read is not None else [])
+                if now:
+                    raw = now[0]
+                elif reading is not None:
+                    raw = reading.result()
+                else:
+                    raw = read(items) if read is not None and items else []
                 with one_thread():
                     cache.append(
                         {
@@ -283,13 +285,6 @@ class Gather:
             return cache[0]
 
         return result
-
-
-def _read_into(read: Callable[[list[_Item]], list[_Raw]], items: list[_Item], done: list[list[_Raw]]) -> None:
-    """The thread's work; a failure leaves ``done`` empty, and the caller reads again (and
-    raises) on its own thread."""
-    with contextlib.suppress(Exception):
-        done.append(read(items))
 
 
 def _finished(t: Any, raw: _Raw, is_bool: bool) -> TensorStats:
