@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import time
 from typing import Any
 
 import pytest
@@ -219,6 +220,38 @@ def test_the_native_thread_reads_what_onepass_reads() -> None:
     for args in ((5, None), ([(t.data_ptr(), 0, 4, (1,))], None), ([],)):
         with pytest.raises(TypeError):
             _onepass.start(*args)
+
+
+@needs_onepass
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
+def test_a_forked_child_reads_for_itself() -> None:
+    """A child forked while the thread reads has no thread to wait for: it reads its copy of
+    the tensors again, from nothing, and states what the parent states."""
+    from tlnetron.read import _onepass  # type: ignore[attr-defined]
+
+    gather = Gather(compiled_queue=False)
+    for at in range(6):  # strided, so the thread is surely still reading when the fork comes
+        gather.add(at, torch.randn(2048, 4096, generator=_gen(60 + at))[:, ::2])
+    items = gather._items
+    expected = _onepass.onepass(items)
+    reading = _onepass.start(items, gather._tensors)
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child reports through the pipe
+        os.close(read_end)
+        os.write(write_end, b"1" if reading.result() == expected else b"0")
+        os._exit(0)
+    os.close(write_end)
+    waited = 0.0
+    while os.waitpid(pid, os.WNOHANG) == (0, 0) and waited < 60:  # a child joining no thread would hang
+        time.sleep(0.05)
+        waited += 0.05
+    if waited >= 60:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+    with os.fdopen(read_end, "rb") as answer:
+        assert answer.read() == b"1"
+    assert reading.result() == expected
 
 
 @needs_onepass

@@ -22,6 +22,7 @@
 #include <string.h>
 #ifndef _WIN32
 #include <pthread.h>
+#include <unistd.h>
 #endif
 
 #define MAXDIM 16
@@ -244,6 +245,10 @@ static void traverse(item_t *it) {
 }
 
 static void measure(item_t *it) {
+    /* from nothing: a forked child measures again what its parent's thread had begun */
+    it->seen = it->ok = 0;
+    it->sum = it->sq = it->spread = 0.0;
+    it->zeros = it->nonfinite = it->nans = it->infs = 0;
     simplify(it);
     it->pass = P_MAIN;
     traverse(it);
@@ -381,6 +386,7 @@ typedef struct {
     int running;
 #ifndef _WIN32
     pthread_t thread;
+    pid_t pid; /* the process whose thread it is: a forked child has none to join */
 #endif
 } reading_t;
 
@@ -392,11 +398,13 @@ static void *reading_main(void *arg) {
 }
 #endif
 
-static void reading_join(reading_t *r) {
+/* Waits for the thread; in a forked child (no thread) reads again when the answer is wanted. */
+static void reading_join(reading_t *r, int wanted) {
 #ifndef _WIN32
     if (r->running) {
         Py_BEGIN_ALLOW_THREADS
-        pthread_join(r->thread, NULL);
+        if (r->pid == getpid()) pthread_join(r->thread, NULL);
+        else if (wanted) measure_all(r->all, r->n);
         Py_END_ALLOW_THREADS
         r->running = 0;
     }
@@ -406,7 +414,7 @@ static void reading_join(reading_t *r) {
 static PyObject *reading_result(PyObject *self, PyObject *unused) {
     reading_t *r = (reading_t *)self;
     if (r->done == NULL) {
-        reading_join(r);
+        reading_join(r, 1);
         if ((r->done = results(r->all, r->n)) == NULL) return NULL;
         free(r->all);
         r->all = NULL;
@@ -417,7 +425,7 @@ static PyObject *reading_result(PyObject *self, PyObject *unused) {
 
 static void reading_dealloc(PyObject *self) {
     reading_t *r = (reading_t *)self;
-    reading_join(r);
+    reading_join(r, 0);
     free(r->all);
     Py_XDECREF(r->keep);
     Py_XDECREF(r->done);
@@ -455,6 +463,7 @@ static PyObject *start(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
     r->done = NULL;
     r->running = 0;
 #ifndef _WIN32
+    r->pid = getpid();
     r->running = n > 0 && pthread_create(&r->thread, NULL, reading_main, r) == 0;
 #endif
     if (!r->running) { /* no thread to be had: read here, as onepass does */
