@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
+import warnings
 from typing import Any
 
 import pytest
@@ -236,7 +237,9 @@ def test_a_forked_child_reads_for_itself() -> None:
     expected = _onepass.onepass(items)
     reading = _onepass.start(items, gather._tensors)
     read_end, write_end = os.pipe()
-    pid = os.fork()
+    with warnings.catch_warnings():  # Python 3.12+ warns of forking a threaded process: that is the point here
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
     if pid == 0:  # pragma: no cover - the child reports through the pipe
         os.close(read_end)
         os.write(write_end, b"1" if reading.result() == expected else b"0")
