@@ -201,7 +201,7 @@ class Gather:
     :func:`tensor_stats`.
     """
 
-    __slots__ = ("_at", "_enqueue", "_items", "_kinds", "_read", "_state", "_tensors", "_torch")
+    __slots__ = ("_at", "_enqueue", "_items", "_kinds", "_read", "_same", "_state", "_tensors", "_torch")
 
     def __init__(self, one_pass: bool = ONE_PASS, compiled_queue: bool = True) -> None:
         import torch
@@ -216,6 +216,7 @@ class Gather:
         self._at: list[int] = []
         self._tensors: list[Any] = []
         self._items: list[_Item] = []
+        self._same: list[tuple[int, int]] = []  # (at, the queued ``at`` whose elements it holds)
         # one C call makes add's checks for a plain CPU tensor; what it declines, the Python decides
         self._enqueue: Callable[..., bool] | None = None
         if self._read is not None and compiled_queue and _onepass is not None:
@@ -253,6 +254,15 @@ class Gather:
         self._items.append((t.data_ptr(), kind, shape, t.stride()))
         return None
 
+    def queued(self, at: int) -> bool:
+        """Whether the last :meth:`add` (under ``at``) queued its tensor for the single pass."""
+        return bool(self._at) and self._at[-1] == at
+
+    def same(self, at: int, source: int) -> None:
+        """The tensor under ``at`` holds the elements of the one queued (or itself named here)
+        under ``source``, rearranged: it takes its statistics, read once."""
+        self._same.append((at, source))
+
     def start(self, background: bool) -> Callable[[], Mapping[int, TensorStats]]:
         """Read what is queued, on a native thread when ``background``; the returned call gives
         the statistics by ``at`` (waiting for the thread), computed once."""
@@ -276,12 +286,13 @@ class Gather:
                 else:
                     raw = read(items) if read is not None and items else []
                 with one_thread():
-                    cache.append(
-                        {
-                            at: _finished(t, r, item[1] == _BOOL_KIND)
-                            for at, t, item, r in zip(self._at, self._tensors, items, raw)
-                        }
-                    )
+                    stated = {
+                        at: _finished(t, r, item[1] == _BOOL_KIND)
+                        for at, t, item, r in zip(self._at, self._tensors, items, raw)
+                    }
+                for at, source in self._same:  # in reading order: a source is stated before its rearrangements
+                    stated[at] = stated[source]
+                cache.append(stated)
             return cache[0]
 
         return result

@@ -228,6 +228,8 @@ def _read_ops(
 
     location = Locations()
     dtype_of = Dtypes()
+    position = _positions(labels, layers, passes) if gather is not None else {}
+    late_at: set[int] = set()  # the ops whose statistics the gatherer states later
     ops: list[OpIR] = []
     append = ops.append
     layer_facts: dict[str, _LayerFacts] = {}
@@ -276,8 +278,20 @@ def _read_ops(
                 flops = count_of(op.flops_forward)
         # An output pseudo-op's tensor is its producer's, whose value the views draw (under the
         # field's name): its own statistics would target nothing, and op.out is a slow read.
-        measured = not hidden and role != ROLE_OUTPUT
-        stats = gather.add(len(ops), getattr(op, "out", None)) if gather is not None and measured else None
+        # An op whose output was not saved (a trace's save= selection) has none to state.
+        stats = None
+        if gather is not None and not hidden and role != ROLE_OUTPUT and getattr(op, "has_saved_activation", True):
+            at = len(ops)
+            source = _rearranged_from(op_type, parents_raw, shape, dtype, position, ops, late_at)
+            if source is None:
+                stats = gather.add(at, getattr(op, "out", None))
+                if stats is None and gather.queued(at):
+                    late_at.add(at)
+            elif ops[source].stats is not None:
+                stats = ops[source].stats
+            else:
+                gather.same(at, source)
+                late_at.add(at)
         returned_as = _returned_as(op) if role == ROLE_OUTPUT else None
         append(OpIR(
             name_of[label], layer, pass_index, passes[layer], op_type, role, shape, dtype, parents, ports, function,
@@ -285,6 +299,56 @@ def _read_ops(
             where, stats, returned_as,
         ))  # fmt: skip
     return ops
+
+
+def _positions(labels: list[str], layers: list[str], passes: Counter[str]) -> dict[str, int]:
+    """Every reference form of an op (as :func:`_node_names` knows them) -> its place in the trace."""
+    at_of: dict[str, int] = {}
+    for at, (label, layer) in enumerate(zip(labels, layers)):
+        at_of[label] = at
+        if passes[layer] == 1:
+            at_of[layer] = at
+    return at_of
+
+
+# Ops whose output holds exactly the elements of their one tensor argument, rearranged:
+# statistics (extremes, moments, counts) do not depend on the order of the elements.
+_REARRANGING = frozenset(
+    {"view", "reshape", "transpose", "permute", "contiguous", "unsqueeze", "squeeze", "flatten", "t", "clone", "detach"}
+)
+
+
+def _rearranged_from(
+    op_type: str,
+    parents_raw: tuple[str, ...],
+    shape: tuple[Any, ...] | None,
+    dtype: str | None,
+    position: dict[str, int],
+    ops: list[OpIR],
+    late_at: set[int],
+) -> int | None:
+    """The op whose saved elements this op's output holds, rearranged (a view, a transpose,
+    a contiguous copy of one parent of the same dtype and element count), when that op has
+    statistics: this one takes them instead of reading its own tensor again. None otherwise."""
+    if op_type not in _REARRANGING or len(parents_raw) != 1 or shape is None or dtype is None:
+        return None
+    source = position.get(parents_raw[0])
+    if source is None or source >= len(ops):
+        return None
+    parent = ops[source]
+    if parent.dtype != dtype or parent.shape is None or (parent.stats is None and source not in late_at):
+        return None
+    n = _numel(shape)
+    return source if n is not None and _numel(parent.shape) == n else None
+
+
+def _numel(shape: tuple[Any, ...]) -> int | None:
+    n = 1
+    for d in shape:
+        if type(d) is not int:
+            return None
+        n *= d
+    return n
 
 
 def _parents(
