@@ -104,7 +104,9 @@ class _LooksRearranged(nn.Module):
         flat = wide.reshape(12, 8)  # the expanded tensor's elements, rearranged
         turned = a.t().contiguous()  # a's elements
         half = a.half().view(32)  # a float16 copy, then a view of it
-        return bits, flat, turned, half
+        wider = a.to(torch.float64)  # a cast that changes the dtype: other values
+        same = a.to(torch.float32).float()  # casts to the dtype it has: the same elements
+        return bits, flat, turned, half, wider, same
 
 
 def test_what_only_looks_rearranged_is_read_itself(monkeypatch: Any) -> None:
@@ -113,9 +115,10 @@ def test_what_only_looks_rearranged_is_read_itself(monkeypatch: Any) -> None:
     ops = list(log.ops)
     bits = [at for at, raw in enumerate(ops) if raw.dtype == torch.int32 and str(raw.type) == "view"]
     wide = [at for at, raw in enumerate(ops) if str(raw.type) == "expand"]
-    assert len(bits) == len(wide) == 1 and bits[0] in given and wide[0] in given
+    wider = [at for at, raw in enumerate(ops) if raw.dtype == torch.float64 and str(raw.type) == "to"]
+    assert len(bits) == len(wide) == len(wider) == 1 and {bits[0], wide[0], wider[0]} <= set(given)
     skipped = {str(raw.type) for at, raw in enumerate(ops) if at not in given and ir.ops[at].stats is not None}
-    assert skipped == {"unsqueeze", "reshape", "t", "contiguous", "view"}  # this view is of the float16 copy
+    assert skipped == {"unsqueeze", "reshape", "t", "contiguous", "view", "to", "float"}  # this view: of the half
     for op, raw in zip(ir.ops, log.ops):
         if op.stats is not None:
             _close(op.stats, _own(raw.out))

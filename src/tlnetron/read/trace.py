@@ -312,10 +312,15 @@ def _positions(labels: list[str], layers: list[str], passes: Counter[str]) -> di
 
 
 # Ops whose output holds exactly the elements of their one tensor argument, rearranged:
-# statistics (extremes, moments, counts) do not depend on the order of the elements.
+# statistics (extremes, moments, counts) do not depend on the order of the elements. The
+# casts among them are taken only where the dtype stays (then they change nothing).
 _REARRANGING = frozenset(
-    {"view", "reshape", "transpose", "permute", "contiguous", "unsqueeze", "squeeze", "flatten", "t", "clone", "detach"}
-)
+    {
+        "view", "reshape", "transpose", "permute", "contiguous", "unsqueeze", "squeeze", "flatten", "unflatten",
+        "ravel", "t", "movedim", "swapaxes", "swapdims", "clone", "detach", "identity", "to", "float", "double",
+        "half", "long", "int",
+    }
+)  # fmt: skip
 
 
 def _rearranged_from(
