@@ -74,7 +74,7 @@ def test_rearranging_ops_take_their_sources_statistics(zoo_trace: ZooTrace, name
 
 
 @pytest.mark.filterwarnings("ignore::tlnetron.errors.TlnetronWarning")
-@pytest.mark.parametrize("name", ["gpt2", "t5"])
+@pytest.mark.parametrize("name", ["gpt2", "t5", "llama_lm", "whisper"])
 @pytest.mark.parametrize("granularity", ["op", "rolled", "module"])
 def test_the_export_is_the_same_as_with_every_tensor_read(
     zoo_trace: ZooTrace, name: str, granularity: str, tmp_path: Any, monkeypatch: Any
