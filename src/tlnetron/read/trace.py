@@ -89,8 +89,10 @@ def read_trace(
         progress: called as ``progress(done, total)`` about every 2% of the ops.
         activation_stats: read statistics of every saved output tensor (``op.out``) into
             ``OpIR.stats`` (:func:`tensor_stats`); ops with nothing saved (None, not a
-            tensor, a structure-only trace, an ``audit`` load) have none.
-        background_stats: read the float tensors' statistics in a thread that runs on
+            tensor, not chosen by the trace's ``save=``, a structure-only trace, an
+            ``audit`` load) have none. An op that only rearranges one parent's elements (a
+            view, a transpose, a same-dtype cast) takes its parent's, unread.
+        background_stats: read the tensors' statistics on a native thread that runs on
             while the caller goes on: their ``OpIR.stats`` stay None and
             ``TraceIR.late_stats`` gives them (``TraceIR.op_stats`` gives every op's).
 
