@@ -230,7 +230,13 @@ def _read_ops(
 
     location = Locations()
     dtype_of = Dtypes()
-    position = _positions(labels, layers, passes) if gather is not None else {}
+    # a parent reference's place in the trace, by the node name it resolves to (one per op)
+    at_of = {name_of[label]: at for at, label in enumerate(labels)} if gather is not None else {}
+
+    def place(ref: str) -> int | None:
+        name = known_name(ref)
+        return at_of.get(name) if name is not None else None
+
     late_at: set[int] = set()  # the ops whose statistics the gatherer states later
     ops: list[OpIR] = []
     append = ops.append
@@ -284,7 +290,7 @@ def _read_ops(
         stats = None
         if gather is not None and not hidden and role != ROLE_OUTPUT and getattr(op, "has_saved_activation", True):
             at = len(ops)
-            source = _rearranged_from(op_type, parents_raw, shape, dtype, position, ops, late_at)
+            source = _rearranged_from(op_type, parents_raw, shape, dtype, place, ops, late_at)
             if source is None:
                 stats = gather.add(at, getattr(op, "out", None))
                 if stats is None and gather.queued(at):
@@ -301,16 +307,6 @@ def _read_ops(
             where, stats, returned_as,
         ))  # fmt: skip
     return ops
-
-
-def _positions(labels: list[str], layers: list[str], passes: Counter[str]) -> dict[str, int]:
-    """Every reference form of an op (as :func:`_node_names` knows them) -> its place in the trace."""
-    at_of: dict[str, int] = {}
-    for at, (label, layer) in enumerate(zip(labels, layers)):
-        at_of[label] = at
-        if passes[layer] == 1:
-            at_of[layer] = at
-    return at_of
 
 
 # Ops whose output holds exactly the elements of their one tensor argument, rearranged:
@@ -330,7 +326,7 @@ def _rearranged_from(
     parents_raw: tuple[str, ...],
     shape: tuple[Any, ...] | None,
     dtype: str | None,
-    position: dict[str, int],
+    place: Callable[[str], int | None],
     ops: list[OpIR],
     late_at: set[int],
 ) -> int | None:
@@ -339,7 +335,7 @@ def _rearranged_from(
     statistics: this one takes them instead of reading its own tensor again. None otherwise."""
     if op_type not in _REARRANGING or len(parents_raw) != 1 or shape is None or dtype is None:
         return None
-    source = position.get(parents_raw[0])
+    source = place(parents_raw[0])
     if source is None or source >= len(ops):
         return None
     parent = ops[source]
